@@ -1,0 +1,85 @@
+"""The OCR engine interface every engine implements.
+
+Contract (all engines):
+
+- **Lifecycle.** ``start()`` loads the model / checks the binary; it may take minutes (vLLM) and
+  raises ``FatalError(exit_code=ExitCode.ENGINE)`` if the engine can never work (missing model
+  folder, no tessdata). ``close()`` stops it; pending futures then fail with ``EngineDeadError``.
+  ``close(drain_timeout)`` first lets in-flight pages finish for up to that many seconds.
+- **Submission.** ``submit(request)`` hands over *one page* and returns a
+  ``concurrent.futures.Future[PageText]`` at once. It is thread-safe and may be called from any
+  number of document workers concurrently; pages of different documents are batched together
+  by the engine as it sees fit (continuous batching for vLLM, a thread pool for Tesseract).
+  ``submit`` blocks only for back-pressure, while the engine already holds ``max_in_flight``
+  pages, so memory stays bounded.
+- **Ordering.** Futures complete in any order; callers reassemble pages by ``PageRequest.index``.
+  ``priority`` is a hint: lower runs earlier (the pipeline passes the page index, so the first
+  pages of a small document overtake page 200 of a big one).
+- **Errors.** A future fails with ``InputError`` when this page can never be read (the document
+  goes to the failed folder), with ``TransientError`` when a retry may work (the pipeline retries
+  the document later), and with ``EngineDeadError`` when the engine itself died; the engine then
+  restarts itself if it can (``healthy()`` reports whether it is usable now).
+- **Threads.** Results are produced on engine-owned threads; callbacks attached to futures must
+  be quick. No engine calls back into the pipeline.
+"""
+
+from __future__ import annotations
+
+import abc
+import concurrent.futures as cf
+from dataclasses import dataclass, field
+
+from PIL import Image
+
+from daemon.models import PageText
+
+
+@dataclass
+class PageRequest:
+    """One page to recognise."""
+
+    doc_tag: str  # "doc-12": for log lines
+    index: int  # page index inside its document
+    image: Image.Image  # RGB, upright, already at the engine's target size
+    priority: int = 0  # lower = sooner
+    languages: list[str] | None = None  # ISO 639-1 hint (Tesseract uses it; VLMs ignore it)
+    meta: dict[str, object] = field(default_factory=dict)
+
+
+class Engine(abc.ABC):
+    """Base class of OCR engines. See the module docstring for the contract."""
+
+    #: Short name written to sidecars ("tesseract", "vllm:lightonai/LightOnOCR-2-1B", ...).
+    name: str = "engine"
+    #: Whether page text is Markdown (VLM) or plain text (Tesseract).
+    output_is_markdown: bool = False
+    #: Back-pressure bound: how many pages may be submitted and unfinished at once.
+    max_in_flight: int = 8
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Load the engine. Idempotent."""
+
+    @abc.abstractmethod
+    def submit(self, request: PageRequest) -> cf.Future[PageText]:
+        """Queue one page; see the contract above."""
+
+    @abc.abstractmethod
+    def close(self, drain_timeout: float = 0.0) -> None:
+        """Stop; after ``drain_timeout`` seconds pending futures fail with ``EngineDeadError``."""
+
+    def healthy(self) -> bool:
+        """True while the engine can take pages."""
+        return True
+
+    def recognize(self, requests: list[PageRequest], timeout: float | None = None) -> list[PageText]:
+        """Convenience: submit a batch and wait for all of it, results in request order."""
+        futures = [self.submit(r) for r in requests]
+        return [f.result(timeout=timeout) for f in futures]
+
+    def __enter__(self) -> Engine:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -14,6 +14,9 @@ APT_PACKAGES=(
   libsystemd-dev pkg-config systemd
   # fonts the tests use to draw multi-language documents (CJK included)
   fonts-noto-cjk fonts-dejavu-core
+  # the tex writer's tests compile every .tex with xelatex (xeCJK for CJK, multirow/longtable;
+  # texlive-xetex pulls in texlive-latex-extra and fonts-lmodern)
+  texlive-xetex texlive-lang-cjk
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -53,7 +53,9 @@ class Strict(BaseModel):
 class DaemonCfg(Strict):
     state_dir: Path = Path("/var/lib/ocr-daemon")
     failed_dir: Path = Path("/srv/ocr/failed")
-    workers: int = Field(2, ge=1, le=256, description="documents processed at once")
+    workers: int = Field(4, ge=1, le=256, description="documents processed at once")
+    render_workers: int = Field(0, ge=0, le=256, description="page-render processes; 0 = half the CPU cores")
+    pages_in_flight_per_document: int = Field(64, ge=1, description="pages of one document rendered/OCRed at once")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     rescan_interval: float = Field(60.0, gt=0, description="seconds between safety rescans")
     max_attempts: int = Field(5, ge=1, description="tries before a transient failure becomes final")

@@ -1,0 +1,337 @@
+"""The durable journal: one SQLite row per document (WAL mode, in the state dir).
+
+Contract:
+- Every state change is one committed transaction; the journal survives ``kill -9`` at any point
+  (SQLite WAL + ``synchronous=FULL`` at commit points that matter).
+- ``admit()`` is the only way a file enters: it decides, by path+size+mtime and sha256, whether the
+  file is new (-> ``queued``), already done (-> ignored), or the same content as an earlier done
+  document under another name (-> ``duplicate`` or ``queued``, by ``daemon.duplicates``).
+- ``claim()`` moves one ``queued`` row to ``processing`` atomically, so two workers never take the
+  same document. ``recover()`` at start puts rows left in ``processing`` by a crash back to
+  ``queued``.
+- Thread-safe: one connection per thread (SQLite connections are not shared across threads), and
+  ``BEGIN IMMEDIATE`` for read-modify-write transactions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.models import Document, DocState
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    path        TEXT NOT NULL,
+    inbox       TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    mtime       REAL NOT NULL,
+    sha256      TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    attempts    INTEGER NOT NULL DEFAULT 0,
+    not_before  REAL NOT NULL DEFAULT 0,      -- retry backoff: do not start before this time
+    error       TEXT,
+    language    TEXT,
+    doctype     TEXT,
+    route       TEXT,
+    pages       INTEGER,
+    outputs     TEXT,                          -- JSON list of output paths written
+    planned     TEXT,                          -- JSON list of output paths this doc owns (crash repeat)
+    final_path  TEXT,                          -- where the source ended (archive/failed/kept path)
+    duplicate_of INTEGER,
+    timings     TEXT,                          -- JSON {stage: seconds}
+    created     REAL NOT NULL,
+    updated     REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
+CREATE INDEX IF NOT EXISTS documents_sha ON documents(sha256);
+CREATE INDEX IF NOT EXISTS documents_state ON documents(state);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+
+def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Admission:
+    """What ``admit`` decided about a file."""
+
+    action: str  # "queued" | "known" (already queued/processing/done, nothing to do) | "duplicate"
+    document: Document | None
+    duplicate_of: int | None = None
+
+
+class Journal:
+    """SQLite journal. Open once per process; methods may be called from any thread."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = Path(state_dir)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.state_dir / "journal.sqlite3"
+        self._local = threading.local()
+        with self._tx() as db:
+            db.executescript(SCHEMA)
+
+    # -- connection handling -------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            # FULL: a commit is on disk when it returns, so a kill -9 right after a state change
+            # never replays work whose outputs were already reported as done.
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        db = self._conn()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        else:
+            db.execute("COMMIT")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- admission -----------------------------------------------------------------------
+
+    def admit(self, path: Path, inbox: str, *, duplicates: str = "link") -> Admission:
+        """Record a stable file. Hashes it only when path+size+mtime are not already known."""
+        st = path.stat()
+        spath = str(path)
+        db = self._conn()
+        row = db.execute(
+            "SELECT * FROM documents WHERE path=? AND size=? AND mtime=? ORDER BY id DESC LIMIT 1",
+            (spath, st.st_size, st.st_mtime),
+        ).fetchone()
+        if row is not None and row["state"] in (DocState.QUEUED, DocState.PROCESSING, DocState.DONE, DocState.DUPLICATE):
+            return Admission("known", _doc(row))
+        if row is not None and row["state"] == DocState.FAILED:
+            # A failed file still in the inbox (e.g. failed folder unwritable) is not retried
+            # automatically: ``ocr-daemon requeue`` does that on purpose.
+            return Admission("known", _doc(row))
+        digest = sha256_file(path)
+        now = time.time()
+        with self._tx() as db:
+            same = db.execute(
+                "SELECT * FROM documents WHERE path=? AND sha256=? AND state IN ('done','queued','processing','duplicate')"
+                " ORDER BY id DESC LIMIT 1",
+                (spath, digest),
+            ).fetchone()
+            if same is not None and (same["final_path"] in (None, spath) or same["state"] != "done"):
+                # Same path, same content, only mtime/size metadata changed (touch, copy -p), and
+                # the source was kept there: already handled -- refresh the stat so the next
+                # rescan is cheap. (A source that was archived away and is dropped again under
+                # the same name is a new drop: it falls through to the duplicate check below.)
+                db.execute("UPDATE documents SET size=?, mtime=?, updated=? WHERE id=?", (st.st_size, st.st_mtime, now, same["id"]))
+                return Admission("known", _doc(same))
+            earlier = db.execute(
+                "SELECT * FROM documents WHERE sha256=? AND state='done' ORDER BY id LIMIT 1", (digest,)
+            ).fetchone()
+            # Duplicates are queued too: the pipeline links them to the earlier result (no OCR)
+            # and applies their route's source action, then marks them ``duplicate``.
+            state = DocState.QUEUED
+            dup_of = None
+            if earlier is not None and duplicates == "link":
+                dup_of = int(earlier["id"])
+            cur = db.execute(
+                "INSERT INTO documents(path, inbox, size, mtime, sha256, state, duplicate_of, created, updated)"
+                " VALUES (?,?,?,?,?,?,?,?,?)",
+                (spath, inbox, st.st_size, st.st_mtime, digest, state.value, dup_of, now, now),
+            )
+            rowid = cur.lastrowid
+            assert rowid is not None
+            new = db.execute("SELECT * FROM documents WHERE id=?", (rowid,)).fetchone()
+        return Admission("duplicate" if dup_of else "queued", _doc(new), dup_of)
+
+    # -- work queue ------------------------------------------------------------------------
+
+    def claim(self, doc_id: int) -> Document | None:
+        """``queued -> processing`` for one row; None if someone else took it or it is gone."""
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
+            if row is None or row["state"] != DocState.QUEUED:
+                return None
+            db.execute(
+                "UPDATE documents SET state='processing', attempts=attempts+1, updated=? WHERE id=?",
+                (time.time(), doc_id),
+            )
+            row = db.execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return _doc(row)
+
+    def queued(self) -> list[tuple[int, float]]:
+        """(id, not_before) of every queued row, oldest first."""
+        rows = self._conn().execute("SELECT id, not_before FROM documents WHERE state='queued' ORDER BY id").fetchall()
+        return [(int(r["id"]), float(r["not_before"])) for r in rows]
+
+    def recover(self) -> int:
+        """Put rows a crash left in ``processing`` back to ``queued``. Returns how many."""
+        with self._tx() as db:
+            cur = db.execute("UPDATE documents SET state='queued', updated=? WHERE state='processing'", (time.time(),))
+            return cur.rowcount
+
+    def set_planned(self, doc_id: int, paths: list[Path]) -> None:
+        """Record the output paths this document owns before writing them (crash repeat safety)."""
+        with self._tx() as db:
+            db.execute("UPDATE documents SET planned=?, updated=? WHERE id=?", (json.dumps([str(p) for p in paths]), time.time(), doc_id))
+
+    def planned(self, doc_id: int) -> list[Path]:
+        row = self._conn().execute("SELECT planned FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return [Path(p) for p in json.loads(row["planned"])] if row and row["planned"] else []
+
+    def finish(
+        self,
+        doc_id: int,
+        *,
+        language: str,
+        doctype: str,
+        route: str,
+        pages: int,
+        outputs: list[Path],
+        final_path: Path | None,
+        timings: dict[str, float],
+    ) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE documents SET state='done', error=NULL, language=?, doctype=?, route=?, pages=?, outputs=?,"
+                " final_path=?, timings=?, updated=? WHERE id=?",
+                (
+                    language,
+                    doctype,
+                    route,
+                    pages,
+                    json.dumps([str(p) for p in outputs]),
+                    str(final_path) if final_path else None,
+                    json.dumps(timings),
+                    time.time(),
+                    doc_id,
+                ),
+            )
+
+    def fail(self, doc_id: int, error: str, final_path: Path | None) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE documents SET state='failed', error=?, final_path=?, updated=? WHERE id=?",
+                (error, str(final_path) if final_path else None, time.time(), doc_id),
+            )
+
+    def retry_later(self, doc_id: int, error: str, delay: float) -> None:
+        """Back to ``queued`` with a not-before time (transient failure)."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE documents SET state='queued', error=?, not_before=?, updated=? WHERE id=?",
+                (error, time.time() + delay, time.time(), doc_id),
+            )
+
+    def set_final_path(self, doc_id: int, final_path: Path | None) -> None:
+        """Record where the source is about to go (archive/failed) *before* moving it, so a
+        crash between the move and ``finish`` finds the file again."""
+        with self._tx() as db:
+            db.execute("UPDATE documents SET final_path=?, updated=? WHERE id=?", (str(final_path) if final_path else None, time.time(), doc_id))
+
+    def finish_duplicate(self, doc_id: int, *, outputs: list[Path], final_path: Path | None) -> None:
+        with self._tx() as db:
+            db.execute(
+                "UPDATE documents SET state='duplicate', error=NULL, outputs=?, final_path=?, updated=? WHERE id=?",
+                (json.dumps([str(p) for p in outputs]), str(final_path) if final_path else None, time.time(), doc_id),
+            )
+
+    def requeue(self, *, failed: bool = False, paths: list[Path] | None = None) -> list[int]:
+        """Put failed rows (or the rows of given paths) back to ``queued``. Returns their ids."""
+        with self._tx() as db:
+            if failed:
+                rows = db.execute("SELECT id FROM documents WHERE state='failed'").fetchall()
+            else:
+                rows = []
+                for p in paths or []:
+                    rows += db.execute(
+                        "SELECT id FROM documents WHERE (path=? OR final_path=?) ORDER BY id DESC LIMIT 1",
+                        (str(p), str(p)),
+                    ).fetchall()
+            ids = [int(r["id"]) for r in rows]
+            for i in ids:
+                db.execute("UPDATE documents SET state='queued', not_before=0, attempts=0, updated=? WHERE id=?", (time.time(), i))
+        return ids
+
+    def move_source(self, doc_id: int, new_path: Path) -> None:
+        """The source file now lives at ``new_path`` (e.g. ``requeue`` of a file in the failed folder)."""
+        with self._tx() as db:
+            db.execute("UPDATE documents SET path=?, updated=? WHERE id=?", (str(new_path), time.time(), doc_id))
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def get(self, doc_id: int) -> dict[str, Any] | None:
+        row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return dict(row) if row else None
+
+    def document(self, doc_id: int) -> Document | None:
+        row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return _doc(row) if row else None
+
+    def find(self, path: Path) -> dict[str, Any] | None:
+        row = self._conn().execute(
+            "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (str(path), str(path))
+        ).fetchone()
+        return dict(row) if row else None
+
+    def counts(self) -> dict[str, int]:
+        rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
+        return {r["state"]: int(r["n"]) for r in rows}
+
+    def recent_failures(self, limit: int = 10) -> list[dict[str, Any]]:
+        rows = self._conn().execute(
+            "SELECT * FROM documents WHERE state='failed' ORDER BY updated DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    def all_outputs(self) -> set[str]:
+        """Every output path ever written or planned (the watcher never takes these as input)."""
+        out: set[str] = set()
+        for r in self._conn().execute("SELECT outputs, planned FROM documents WHERE outputs IS NOT NULL OR planned IS NOT NULL"):
+            for col in ("outputs", "planned"):
+                if r[col]:
+                    out.update(json.loads(r[col]))
+        return out
+
+
+def _doc(row: sqlite3.Row) -> Document:
+    return Document(
+        id=int(row["id"]),
+        path=Path(row["path"]),
+        inbox=row["inbox"],
+        size=int(row["size"]),
+        mtime=float(row["mtime"]),
+        sha256=row["sha256"],
+        attempts=int(row["attempts"]),
+        state=DocState(row["state"]),
+    )

@@ -1,0 +1,410 @@
+"""Processing one document: render -> engine -> classify -> route -> outputs -> source action.
+
+Contract:
+- ``Pipeline.process(doc)`` takes a document the journal has put in ``processing`` and leaves it
+  in exactly one of: ``done``/``duplicate`` (outputs written, source kept/archived/deleted),
+  ``failed`` (source moved to the failed folder with ``<name>.error.txt``), or back in
+  ``queued`` with a not-before time (transient problem; returns the delay). It never raises for a
+  problem with the document; it raises only if the journal itself is unusable.
+- Pages are rendered in worker processes (a crash or hang of the renderer cannot take the daemon
+  down) and each page is submitted to the engine as soon as it is rendered, so the engine sees
+  pages of several documents at once and batches them. At most ``window`` pages of one document
+  are between "render started" and "text back" at a time, so memory stays bounded.
+- Repeating a document after a crash is safe: output names are recorded in the journal before
+  any is written and reused on the repeat; an archive move is recorded before it is made.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import logging
+import multiprocessing
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from daemon import render
+from daemon.classify import classify
+from daemon.config import Config
+from daemon.engines.base import Engine, PageRequest
+from daemon.errors import InputError, TransientError
+from daemon.journal import Journal
+from daemon.models import Classification, Document, PageText, RenderOptions, RouteDecision
+from daemon.outputs import atomic_write, fsync_dir, move_file, plan_output_set, unique_path
+from daemon.route import choose_route
+from daemon.writers import render_outputs
+
+log = logging.getLogger(__name__)
+
+RAW_DIR = "raw"
+
+
+@dataclass
+class Outcome:
+    state: str  # done | duplicate | failed | retry
+    retry_in: float = 0.0
+    outputs: list[Path] | None = None
+    final_path: Path | None = None
+    reason: str = ""
+
+
+def render_options(cfg: Config) -> RenderOptions:
+    e = cfg.engine
+    return RenderOptions(
+        longest_edge=e.render_longest_edge,
+        max_pages=e.max_pages,
+        max_image_pixels=e.max_image_pixels,
+        autorotate=e.autorotate,
+        crop_borders=e.crop_borders,
+    )
+
+
+def join_raw_pages(pages: list[str]) -> str:
+    """The raw engine output of a document as one file; pages marked ``<!-- page N -->``."""
+    try:
+        from daemon.convert import join_raw_pages as join
+    except ImportError:  # the convert module is optional at this stage
+        return "".join(f"<!-- page {i + 1} -->\n{p.rstrip()}\n\n" for i, p in enumerate(pages))
+    return join(pages)
+
+
+class RenderPool:
+    """Worker processes that render pages; rebuilt when a worker dies."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._lock = threading.Lock()
+        self._pool: cf.ProcessPoolExecutor | None = None
+
+    def get(self) -> cf.ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
+                ctx = multiprocessing.get_context("forkserver")
+                self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+            return self._pool
+
+    def reset(self, broken: cf.ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is broken:
+                self._pool = None
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Pipeline:
+    """Processes documents; shared by all document worker threads."""
+
+    def __init__(self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None) -> None:
+        self.cfg = cfg
+        self.journal = journal
+        self.engine = engine
+        n = render_workers if render_workers is not None else cfg.daemon.render_workers
+        self.pool = RenderPool(n or max(1, (os.cpu_count() or 2) // 2))
+        self.outputs_seen: set[str] = set(journal.all_outputs())
+        self._outputs_lock = threading.Lock()
+
+    # -- public -------------------------------------------------------------------------------
+
+    def is_output(self, path: Path) -> bool:
+        with self._outputs_lock:
+            return str(path) in self.outputs_seen
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def process(self, doc: Document) -> Outcome:
+        tag = doc.tag
+        row = self.journal.get(doc.id) or {}
+        src = doc.path
+        try:
+            src = self._locate_source(doc, row)
+            if row.get("duplicate_of"):
+                return self._duplicate(doc, src, int(row["duplicate_of"]))
+            return self._process(doc, src)
+        except InputError as e:
+            return self._fail(doc, src, e.reason)
+        except TransientError as e:
+            return self._retry(doc, src, str(e))
+        except Exception as e:  # a bug or an unexpected library error: retry, then fail
+            log.exception("%s: unexpected error", tag)
+            return self._retry(doc, src, f"internal error: {type(e).__name__}: {e}")
+
+    # -- stages -------------------------------------------------------------------------------
+
+    def _locate_source(self, doc: Document, row: dict[str, Any]) -> Path:
+        """The source file, checked to be a plain regular file; follows a recorded archive move."""
+        src = doc.path
+        if not os.path.lexists(src):
+            moved = row.get("final_path")
+            if moved and os.path.lexists(moved):
+                return Path(moved)  # crash between archive move and finish: carry on from there
+            raise InputError("the file disappeared before it could be processed")
+        st = os.lstat(src)
+        if stat.S_ISLNK(st.st_mode):
+            raise InputError("the file is a symbolic link; links are refused so nothing outside the inbox is read")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError("not a regular file")
+        if st.st_nlink > 1:
+            raise InputError(f"the file has {st.st_nlink} hard links; refused so nothing outside the inbox is read")
+        return src
+
+    def _process(self, doc: Document, src: Path) -> Outcome:
+        tag = doc.tag
+        timings: dict[str, float] = {}
+        t0 = time.monotonic()
+        opts = render_options(self.cfg)
+        n = self._page_count(src, opts)
+        timings["count"] = time.monotonic() - t0
+        log.info("%s processing %s (%d pages, attempt %d)", tag, src.name, n, doc.attempts)
+        t1 = time.monotonic()
+        texts, page_info = self._recognize(doc, src, n, opts)
+        timings["ocr"] = time.monotonic() - t1
+        t2 = time.monotonic()
+        full = "\n\n".join(t.text for t in texts)
+        cls = classify(full, cfg=self.cfg, filename=src.name, pages=n, markdown=self.engine.output_is_markdown)
+        decision, _ = choose_route(self.cfg, path=src, inbox=doc.inbox, cls=cls, pages=n, when=datetime.now())
+        timings["classify"] = time.monotonic() - t2
+        self._save_raw(doc, [t.text for t in texts])
+        t3 = time.monotonic()
+        sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
+        outputs = self._write(doc, src, decision, [t.text for t in texts], cls.language, sidecar, timings)
+        timings["write"] = time.monotonic() - t3
+        final = self._source_action(doc, src, decision)
+        timings["total"] = time.monotonic() - t0
+        self.journal.finish(
+            doc.id,
+            language=cls.language,
+            doctype=cls.doctype,
+            route=decision.name,
+            pages=n,
+            outputs=outputs,
+            final_path=final,
+            timings=timings,
+        )
+        log.info(
+            "%s done: %s/%s via route %r, %d pages in %.1fs -> %s",
+            tag, cls.language, cls.doctype, decision.name, n, timings["total"], decision.destination,
+        )
+        return Outcome("done", outputs=outputs, final_path=final)
+
+    def _page_count(self, src: Path, opts: RenderOptions) -> int:
+        pool = self.pool.get()
+        try:
+            return pool.submit(render.page_count, src, opts).result()
+        except cf.process.BrokenProcessPool as e:
+            self.pool.reset(pool)
+            raise TransientError("the render worker crashed while opening the file") from e
+
+    def _recognize(self, doc: Document, src: Path, n: int, opts: RenderOptions) -> tuple[list[PageText], list[dict[str, Any]]]:
+        """Render pages in the pool and feed each to the engine as soon as it is ready."""
+        pool = self.pool.get()
+        inbox = self.cfg.inbox(doc.inbox)
+        langs = list(inbox.languages) if inbox and inbox.languages else None
+        window = max(2, min(n, self.engine.max_in_flight, self.cfg.daemon.pages_in_flight_per_document))
+        rendering: dict[cf.Future[Any], int] = {}
+        ocr: dict[cf.Future[PageText], int] = {}
+        results: dict[int, PageText] = {}
+        info: dict[int, dict[str, Any]] = {}
+        next_i = 0
+        try:
+            while len(results) < n:
+                while next_i < n and len(rendering) + len(ocr) < window:
+                    rendering[pool.submit(render.render_page, src, next_i, opts)] = next_i
+                    next_i += 1
+                done, _ = cf.wait([*rendering, *ocr], return_when=cf.FIRST_COMPLETED)
+                for f in done:
+                    if f in rendering:
+                        i = rendering.pop(f)
+                        page = f.result()
+                        info[i] = {
+                            "index": i,
+                            "rotation": page.rotation,
+                            "cropped": page.cropped,
+                            "size": list(page.image.size),
+                            "source_size": list(page.source_size),
+                        }
+                        req = PageRequest(doc.tag, i, page.image, priority=i, languages=langs)
+                        ocr[self.engine.submit(req)] = i
+                    else:
+                        i = ocr.pop(f)  # type: ignore[arg-type]
+                        results[i] = f.result()
+        except cf.process.BrokenProcessPool as e:
+            self.pool.reset(pool)
+            raise TransientError("the render worker crashed on this file") from e
+        finally:
+            for f in rendering:
+                f.cancel()
+            for g in ocr:
+                g.cancel()
+        return [results[i] for i in range(n)], [info[i] for i in range(n)]
+
+    def _sidecar(
+        self,
+        doc: Document,
+        src: Path,
+        cls: Classification,
+        decision: RouteDecision,
+        texts: list[PageText],
+        page_info: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        pages = []
+        for t, pi in zip(texts, page_info, strict=True):
+            pages.append({**pi, "seconds": round(t.seconds, 3), "flags": t.flags, **({"meta": t.meta} if t.meta else {})})
+        return {
+            "source": str(src),
+            "inbox": doc.inbox,
+            "sha256": doc.sha256,
+            "size": doc.size,
+            "language": cls.language,
+            "language_confidence": round(cls.language_confidence, 3),
+            "doctype": cls.doctype,
+            "doctype_scores": {k: round(v, 2) for k, v in cls.doctype_scores.items()},
+            "has_table": cls.has_table,
+            "has_math": cls.has_math,
+            "route": decision.name,
+            "pages": pages,
+            "engine": self.engine.name,
+            "document_id": doc.id,
+            "processed_at": datetime.now().astimezone().isoformat(timespec="seconds"),
+        }
+
+    def _write(
+        self,
+        doc: Document,
+        src: Path,
+        decision: RouteDecision,
+        pages: list[str],
+        language: str,
+        sidecar: dict[str, Any],
+        timings: dict[str, float],
+        formats: list[str] | None = None,
+    ) -> list[Path]:
+        dest = decision.destination
+        fmts = formats or decision.formats
+        markdown = self.engine.output_is_markdown
+
+        def render_set(stem: str, side: dict[str, Any]) -> dict[str, bytes]:
+            return render_outputs(pages, formats=fmts, stem=stem, language=language, sidecar=side, markdown=markdown)
+
+        owned = set(self.journal.planned(doc.id))
+        stem, paths = plan_output_set(dest, src.stem, lambda s: list(render_set(s, sidecar)), owned)
+        self.journal.set_planned(doc.id, paths)
+        with self._outputs_lock:
+            self.outputs_seen.update(str(p) for p in paths)
+        side = {**sidecar, "outputs": [str(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
+        files = render_set(stem, side)
+        for name, data in files.items():
+            atomic_write(dest / name, data)
+        return [dest / name for name in files]
+
+    def _source_action(self, doc: Document, src: Path, decision: RouteDecision) -> Path | None:
+        action = decision.source_action
+        if action == "keep" or src != doc.path:  # src != doc.path: already archived before a crash
+            return src
+        if action == "delete":
+            try:
+                src.unlink()
+                fsync_dir(src.parent)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise TransientError(f"cannot delete {src}: {e.strerror}") from e
+            return None
+        assert decision.archive_dir is not None
+        target = unique_path(decision.archive_dir, src.name)
+        self.journal.set_final_path(doc.id, target)
+        move_file(src, target)
+        log.info("%s archived to %s", doc.tag, target)
+        return target
+
+    def _save_raw(self, doc: Document, pages: list[str]) -> None:
+        raw = self.cfg.daemon.state_dir / RAW_DIR / f"{doc.id}-{doc.path.stem}.raw.md"
+        try:
+            atomic_write(raw, join_raw_pages(pages).encode("utf-8"))
+        except TransientError as e:  # the raw copy is a convenience: never fail a document on it
+            log.warning("%s: raw output not saved: %s", doc.tag, e)
+
+    # -- duplicates, failures, retries ---------------------------------------------------------
+
+    def _duplicate(self, doc: Document, src: Path, earlier_id: int) -> Outcome:
+        earlier = self.journal.get(earlier_id) or {}
+        cls = Classification(
+            language=earlier.get("language") or "unknown",
+            language_confidence=1.0,
+            doctype=earlier.get("doctype") or "other",
+        )
+        pages = int(earlier.get("pages") or 0)
+        decision, _ = choose_route(self.cfg, path=src, inbox=doc.inbox, cls=cls, pages=pages, when=datetime.now())
+        sidecar = {
+            "source": str(src),
+            "inbox": doc.inbox,
+            "sha256": doc.sha256,
+            "language": cls.language,
+            "doctype": cls.doctype,
+            "route": decision.name,
+            "engine": None,
+            "document_id": doc.id,
+            "duplicate_of": {
+                "document_id": earlier_id,
+                "source": earlier.get("path"),
+                "outputs": _json_list(earlier.get("outputs")),
+            },
+        }
+        outputs = self._write(doc, src, decision, [], cls.language, sidecar, {}, formats=["json"])
+        final = self._source_action(doc, src, decision)
+        self.journal.finish_duplicate(doc.id, outputs=outputs, final_path=final)
+        log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, src.name)
+        return Outcome("duplicate", outputs=outputs, final_path=final)
+
+    def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
+        failed_dir = self.cfg.daemon.failed_dir
+        final: Path | None = None
+        if os.path.lexists(src):
+            try:
+                failed_dir.mkdir(parents=True, exist_ok=True)
+                target = unique_path(failed_dir, src.name)
+                self.journal.set_final_path(doc.id, target)
+                move_file(src, target)
+                final = target
+                note = (
+                    f"ocr-daemon could not process this file.\n\nReason: {reason}\n\n"
+                    f"Original location: {doc.path}\nInbox: {doc.inbox}\nSHA-256: {doc.sha256}\n"
+                    f"Attempts: {doc.attempts}\nWhen: {datetime.now().astimezone().isoformat(timespec='seconds')}\n\n"
+                    f"To try again: ocr-daemon requeue {target}\n"
+                )
+                atomic_write(failed_dir / f"{target.name}.error.txt", note.encode("utf-8"))
+            except (TransientError, OSError) as e:
+                log.error("%s: cannot move to the failed folder (%s); the file stays where it is", doc.tag, e)
+                final = src
+        self.journal.fail(doc.id, reason, final)
+        log.info("%s failed: %s", doc.tag, reason)
+        return Outcome("failed", final_path=final, reason=reason)
+
+    def _retry(self, doc: Document, src: Path, reason: str) -> Outcome:
+        d = self.cfg.daemon
+        if doc.attempts >= d.max_attempts:
+            return self._fail(doc, src, f"{reason} (gave up after {doc.attempts} tries)")
+        delay = d.retry_backoff * (2 ** (doc.attempts - 1))
+        self.journal.retry_later(doc.id, reason, delay)
+        log.info("%s retry in %.0fs: %s", doc.tag, delay, reason)
+        return Outcome("retry", retry_in=delay, reason=reason)
+
+
+def _json_list(v: Any) -> list[str]:
+    import json
+
+    with contextlib.suppress(TypeError, ValueError):
+        return list(json.loads(v))
+    return []

@@ -1,0 +1,130 @@
+"""Stability tracking: a file is handed on only once it is complete.
+
+Contract:
+- ``notice(candidate)`` is cheap and thread-safe; the watcher's callbacks call it and return.
+- A tracked file is handed to ``on_stable`` when its size and mtime have not changed for the
+  inbox's ``stability_delay`` AND it opens as what it claims (``probe`` returns None).
+- A file that stays unchanged but never opens (a corrupt or mislabelled file) is handed on anyway
+  after ``invalid_grace`` seconds, so the pipeline can send it to the failed folder with the
+  probe's reason -- bad input is never silently left behind.
+- A file that disappears is forgotten. Each path is handed on at most once per tracking; if it
+  changes again later, it is tracked again (the journal decides whether it is new).
+- ``on_stable`` runs on the tracker's own thread; it must not block for long.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from daemon.models import Candidate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Tracked:
+    cand: Candidate
+    size: int
+    mtime_ns: int
+    since: float  # monotonic time the current (size, mtime) was first seen
+    last_probe: float = 0.0
+
+
+class StabilityTracker:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        on_stable: Callable[[Candidate, str | None], None],
+        probe: Callable[[Path], str | None],
+        delay_for: Callable[[str], float],
+        *,
+        invalid_grace: float = 30.0,
+        tick: float = 0.25,
+        skip: Callable[[Path, os.stat_result], bool] | None = None,
+    ) -> None:
+        self._on_stable = on_stable
+        self._probe = probe
+        self._delay_for = delay_for
+        self._grace = invalid_grace
+        self._tick = tick
+        self._skip = skip
+        self._inq: queue.SimpleQueue[Candidate] = queue.SimpleQueue()
+        self._tracked: dict[Path, _Tracked] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def notice(self, cand: Candidate) -> None:
+        self._inq.put(cand)
+
+    def pending(self) -> int:
+        return len(self._tracked) + self._inq.qsize()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="stability", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.step()
+            except Exception:  # never let one bad path kill the tracker thread
+                log.exception("stability tracker step failed")
+            self._stop.wait(self._tick)
+
+    def step(self, now: float | None = None) -> None:
+        """One pass: take new notices, stat every tracked file, hand on the stable ones."""
+        now = time.monotonic() if now is None else now
+        while True:
+            try:
+                cand = self._inq.get_nowait()
+            except queue.Empty:
+                break
+            if cand.path not in self._tracked:
+                st = _stat(cand.path)
+                if st is None or (self._skip is not None and self._skip(cand.path, st)):
+                    continue
+                self._tracked[cand.path] = _Tracked(cand, st.st_size, st.st_mtime_ns, now)
+        for path, t in list(self._tracked.items()):
+            st = _stat(path)
+            if st is None:
+                del self._tracked[path]
+                continue
+            if (st.st_size, st.st_mtime_ns) != (t.size, t.mtime_ns):
+                t.size, t.mtime_ns, t.since = st.st_size, st.st_mtime_ns, now
+                continue
+            stable_for = now - t.since
+            if stable_for < self._delay_for(t.cand.inbox):
+                continue
+            if now - t.last_probe < 1.0 and t.last_probe:
+                continue  # probing opens the file: at most once a second per file
+            t.last_probe = now
+            reason = self._probe(path)
+            if reason is None:
+                del self._tracked[path]
+                self._on_stable(t.cand, None)
+            elif stable_for >= max(self._grace, self._delay_for(t.cand.inbox)):
+                del self._tracked[path]
+                log.info("%s: unchanged for %.0fs but does not open (%s); passing it on to fail it", path.name, stable_for, reason)
+                self._on_stable(t.cand, reason)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        # lstat: a symlink is judged as the link itself; the pipeline refuses links.
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st

@@ -1,0 +1,224 @@
+"""Watching inboxes: watchdog observers + full scans, feeding the stability tracker.
+
+Contract:
+- Watch callbacks only filter and enqueue (watchdog has a single dispatcher thread per observer).
+- ``watch: inotify`` uses the inotify observer; ``poll`` the PollingObserver (network shares);
+  ``auto`` polls on network/FUSE filesystems (nfs, cifs/smb, fuse, 9p...) and when inotify cannot
+  be set up (e.g. ``max_user_watches`` reached), else inotify.
+- Inboxes with a cron ``schedule`` are not watched; ``scan(inbox)`` is run at those times.
+- ``scan()`` walks inboxes and enqueues every acceptable file: at start, on the periodic rescan
+  timer, and immediately when inotify reports a queue overflow (events were lost).
+- Never enqueued: hidden/temp files (``.*``, ``~*``, ``*.part``, ``*.tmp``, ``*.crdownload``),
+  files not matching the inbox's include/exclude globs, anything under an excluded folder (the
+  daemon's failed/archive/output/state folders), and paths ``is_output`` says the daemon wrote.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from daemon.config import InboxCfg
+from daemon.models import Candidate
+
+log = logging.getLogger(__name__)
+
+TEMP_SUFFIXES = (".part", ".tmp", ".crdownload", ".partial", ".swp", ".ocr-tmp")
+NETWORK_FS = ("nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "davfs", "sshfs")
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith((".", "~")) or name.lower().endswith(TEMP_SUFFIXES)
+
+
+def fs_type(path: Path) -> str:
+    """Filesystem type of the mount holding ``path`` (from /proc/self/mounts), '' if unknown."""
+    try:
+        target = os.path.realpath(path)
+        best, kind = "", ""
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3:
+                    continue
+                mnt = parts[1].replace("\\040", " ")
+                if (target == mnt or target.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                    best, kind = mnt, parts[2]
+        return kind
+    except OSError:
+        return ""
+
+
+def wants_polling(path: Path) -> bool:
+    kind = fs_type(path)
+    return kind in NETWORK_FS or kind.startswith("fuse")
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: InboxWatcher, inbox: InboxCfg) -> None:
+        self._w = watcher
+        self._inbox = inbox
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory:
+            if event.event_type in ("created", "moved") and self._inbox.recursive:
+                # A folder moved in with files inside: inotify reports only the folder.
+                self._w.scan_dir(Path(os.fsdecode(getattr(event, "dest_path", "") or event.src_path)), self._inbox)
+            return
+        if event.event_type in ("created", "modified", "closed", "moved"):
+            raw = event.dest_path if event.event_type == "moved" else event.src_path
+            self._w.offer(Path(os.fsdecode(raw)), self._inbox)
+
+
+class _OverflowHook(logging.Handler):
+    """watchdog logs inotify queue overflows; we turn that into an immediate rescan."""
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._cb = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self._cb()
+
+
+class InboxWatcher:
+    """Observers for the configured inboxes. ``sink`` receives accepted candidates."""
+
+    def __init__(
+        self,
+        inboxes: Iterable[InboxCfg],
+        sink: Callable[[Candidate], None],
+        *,
+        excluded_dirs: Iterable[Path] = (),
+        is_output: Callable[[Path], bool] | None = None,
+    ) -> None:
+        self.inboxes = list(inboxes)
+        self._sink = sink
+        self._excluded = [Path(os.path.abspath(p)) for p in excluded_dirs]
+        self._is_output = is_output
+        self._observers: list[BaseObserver] = []
+        self.modes: dict[str, str] = {}
+        self._overflow_hook: _OverflowHook | None = None
+        self._rescan_lock = threading.Lock()
+
+    # -- filtering --------------------------------------------------------------------------
+
+    def accepts(self, path: Path, inbox: InboxCfg) -> bool:
+        if is_temp_name(path.name):
+            return False
+        try:
+            rel = path.relative_to(inbox.path)
+        except ValueError:
+            return False
+        if len(rel.parts) > 1 and (not inbox.recursive or any(is_temp_name(p) for p in rel.parts[:-1])):
+            return False
+        ap = Path(os.path.abspath(path))
+        if any(ex == ap or ex in ap.parents for ex in self._excluded):
+            return False
+        if self._is_output is not None and self._is_output(ap):
+            return False
+        return inbox.wants(path)
+
+    def offer(self, path: Path, inbox: InboxCfg) -> None:
+        if self.accepts(path, inbox):
+            self._sink(Candidate(path, inbox.name))
+
+    # -- scanning ---------------------------------------------------------------------------
+
+    def scan_dir(self, folder: Path, inbox: InboxCfg) -> int:
+        n = 0
+        try:
+            it = os.scandir(folder)
+        except OSError as e:
+            log.warning("cannot scan %s: %s", folder, e.strerror)
+            return 0
+        with it:
+            for entry in it:
+                p = Path(entry.path)
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if inbox.recursive and not is_temp_name(entry.name):
+                            n += self.scan_dir(p, inbox)
+                    elif self.accepts(p, inbox):
+                        self._sink(Candidate(p, inbox.name))
+                        n += 1
+                except OSError:
+                    continue
+        return n
+
+    def scan(self, inbox: InboxCfg | None = None) -> int:
+        """Enqueue every acceptable file of one inbox (or of every continuously watched one)."""
+        targets = [inbox] if inbox is not None else [i for i in self.inboxes if i.schedule is None]
+        return sum(self.scan_dir(i.path, i) for i in targets)
+
+    def _on_overflow(self) -> None:
+        # Called on watchdog's reader thread: scan in a thread of its own so it is not blocked.
+        if self._rescan_lock.acquire(blocking=False):
+
+            def run() -> None:
+                try:
+                    log.warning("inotify queue overflowed: events were lost, rescanning inboxes now")
+                    self.scan()
+                finally:
+                    self._rescan_lock.release()
+
+            threading.Thread(target=run, name="overflow-rescan", daemon=True).start()
+
+    # -- observers --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._overflow_hook = _OverflowHook(self._on_overflow)
+        logging.getLogger("watchdog.observers.inotify_c").addHandler(self._overflow_hook)
+        for ib in self.inboxes:
+            ib.path.mkdir(parents=True, exist_ok=True)
+            if ib.schedule is not None:
+                self.modes[ib.name] = f"schedule {ib.schedule}"
+                continue
+            mode = ib.watch
+            if mode == "auto":
+                mode = "poll" if wants_polling(ib.path) else "inotify"
+            obs = self._start_observer(ib, mode)
+            self._observers.append(obs)
+
+    def _start_observer(self, ib: InboxCfg, mode: str) -> BaseObserver:
+        handler = _Handler(self, ib)
+        if mode == "inotify":
+            obs: BaseObserver = Observer()
+            try:
+                obs.schedule(handler, str(ib.path), recursive=ib.recursive)
+                obs.start()
+                self.modes[ib.name] = "inotify"
+                log.info("watching %s (%s) with inotify", ib.path, ib.name)
+                return obs
+            except OSError as e:
+                # ENOSPC = inotify watch limit reached; EMFILE = instance limit.
+                log.warning("inotify unavailable for %s (%s); polling instead", ib.path, e.strerror or e)
+                try:
+                    obs.stop()
+                except Exception:  # the observer may never have started
+                    pass
+        obs = PollingObserver(timeout=max(1.0, min(5.0, ib.stability_delay or 1.0)))
+        obs.schedule(handler, str(ib.path), recursive=ib.recursive)
+        obs.start()
+        self.modes[ib.name] = "poll"
+        log.info("watching %s (%s) by polling", ib.path, ib.name)
+        return obs
+
+    def stop(self) -> None:
+        for obs in self._observers:
+            obs.stop()
+        for obs in self._observers:
+            obs.join(timeout=5)
+        self._observers.clear()
+        if self._overflow_hook is not None:
+            logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._overflow_hook)
+            self._overflow_hook = None

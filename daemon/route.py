@@ -1,0 +1,152 @@
+"""Route matching: which route a classified document takes, and where its outputs go.
+
+Contract:
+- ``match_route(route, ...)`` checks one route's ``match:`` conditions in a fixed order (inbox,
+  filename, language, doctype, pages, has_table, has_math) and returns a ``RouteExplain`` whose
+  ``reason`` names the first condition that failed ("" when it matched). A condition that is not
+  set always passes; a route with no conditions matches everything.
+- ``choose_route(cfg, ...)`` walks ``cfg.route_list()`` (the configured routes plus the built-in
+  default when the last route is not a catch-all); the first match wins. It returns the
+  ``RouteDecision`` with the destination and archive folders expanded, and one ``RouteExplain`` per
+  route (all of them, also those after the winner, so ``route --explain`` can show them).
+- ``expand_template(template, fields)`` fills ``{inbox} {language} {doctype} {yyyy} {mm} {dd}
+  {stem}``. Every value is sanitised first so that a file name or an inbox name can never steer
+  outputs outside the template's folder: no ``/`` or ``\\``, no ``..``, no NUL or other control
+  characters, no leading ``-`` or ``.``, never empty.
+- Filename globs match the file *name* (not the folder), case-insensitively.
+- Pure functions: no file system access.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import re
+import string
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from daemon.config import DEFAULT_ROUTE, TEMPLATE_FIELDS, Config, RouteCfg
+from daemon.models import Classification, RouteDecision
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RouteExplain:
+    """Whether one route matched a document and, if not, why not (first failing condition)."""
+
+    name: str
+    matched: bool
+    reason: str
+
+
+def _fmt_list(values: list[str]) -> str:
+    return "[" + ", ".join(values) + "]"
+
+
+def match_route(route: RouteCfg, *, path: Path, inbox: str, cls: Classification, pages: int) -> RouteExplain:
+    """Check ``route.match`` against one document; see the module docstring."""
+    m = route.match
+
+    def no(reason: str) -> RouteExplain:
+        return RouteExplain(route.name, False, reason)
+
+    if m.inbox is not None and inbox not in m.inbox:
+        return no(f"inbox {inbox!r} not in {_fmt_list(m.inbox)}")
+    if m.filename is not None:
+        name = path.name.lower()
+        if not any(fnmatch.fnmatchcase(name, g.lower()) for g in m.filename):
+            return no(f"filename {path.name!r} matches none of {_fmt_list(m.filename)}")
+    if m.language is not None and cls.language not in m.language:
+        return no(f"language {cls.language!r} not in {_fmt_list(list(m.language))}")
+    if m.doctype is not None and cls.doctype not in m.doctype:
+        return no(f"doctype {cls.doctype!r} not in {_fmt_list(m.doctype)}")
+    if m.pages is not None and not m.pages.contains(pages):
+        lo = "" if m.pages.min is None else f"min {m.pages.min}"
+        hi = "" if m.pages.max is None else f"max {m.pages.max}"
+        return no(f"pages {pages} outside ({', '.join(x for x in (lo, hi) if x)})")
+    if m.has_table is not None and cls.has_table != m.has_table:
+        return no(f"has_table is {str(cls.has_table).lower()}, route wants {str(m.has_table).lower()}")
+    if m.has_math is not None and cls.has_math != m.has_math:
+        return no(f"has_math is {str(cls.has_math).lower()}, route wants {str(m.has_math).lower()}")
+    return RouteExplain(route.name, True, "")
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+_SEP_RE = re.compile(r"[/\\]")
+
+
+def sanitize_field(value: str) -> str:
+    """Make ``value`` safe as (part of) one path component; see the module docstring."""
+    v = _CONTROL_RE.sub("", str(value))
+    v = _SEP_RE.sub("_", v)
+    while ".." in v:
+        v = v.replace("..", "_")
+    v = v.strip()
+    if v.startswith(("-", ".")):
+        v = "_" + v[1:]
+    return v or "_"
+
+
+def expand_template(template: str, fields: dict[str, str]) -> Path:
+    """Fill a destination/archive template with sanitised ``fields``.
+
+    Unknown placeholders raise ``KeyError`` (config validation already refuses them); fields
+    missing from ``fields`` expand to ``"_"``.
+    """
+    safe = {k: sanitize_field(v) for k, v in fields.items()}
+    out = []
+    for literal, name, spec, _conv in string.Formatter().parse(template):
+        out.append(literal)
+        if name is None:
+            continue
+        if name not in TEMPLATE_FIELDS:
+            raise KeyError(f"unknown template placeholder {{{name}}}")
+        value = safe.get(name, "_")
+        # Conversions (!r) are ignored on purpose: they would add quotes to folder names.
+        out.append(format(value, spec) if spec else value)
+    return Path("".join(out))
+
+
+def template_fields(*, path: Path, inbox: str, cls: Classification, when: datetime) -> dict[str, str]:
+    """The values a template may use for this document."""
+    return {
+        "inbox": inbox,
+        "language": cls.language,
+        "doctype": cls.doctype,
+        "yyyy": f"{when.year:04d}",
+        "mm": f"{when.month:02d}",
+        "dd": f"{when.day:02d}",
+        "stem": path.stem,
+    }
+
+
+def choose_route(
+    cfg: Config, *, path: Path, inbox: str, cls: Classification, pages: int, when: datetime
+) -> tuple[RouteDecision, list[RouteExplain]]:
+    """First matching route of ``cfg.route_list()`` and the explain rows of every route."""
+    rows: list[RouteExplain] = []
+    chosen: RouteCfg | None = None
+    for r in cfg.route_list():
+        row = match_route(r, path=path, inbox=inbox, cls=cls, pages=pages)
+        rows.append(row)
+        if row.matched and chosen is None:
+            chosen = r
+    if chosen is None:  # only possible if route_list() ever stops ending with a catch-all
+        chosen = DEFAULT_ROUTE
+    fields = template_fields(path=path, inbox=inbox, cls=cls, when=when)
+    dest = path.parent if chosen.destination == "beside" else expand_template(chosen.destination, fields)
+    archive_dir = None
+    if chosen.source == "archive" and chosen.archive_to:
+        archive_dir = path.parent if chosen.archive_to == "beside" else expand_template(chosen.archive_to, fields)
+    decision = RouteDecision(
+        name=chosen.name,
+        formats=list(chosen.formats),
+        destination=dest,
+        source_action=chosen.source,
+        archive_dir=archive_dir,
+    )
+    log.debug("route for %s: %s -> %s", path.name, chosen.name, dest)
+    return decision, rows

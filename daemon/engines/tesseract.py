@@ -1,0 +1,343 @@
+"""The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
+
+Contract: exactly the one in ``daemon/engines/base.py``. In short:
+
+- ``start()`` checks that every needed traineddata file exists and loads one API per worker
+  thread; raises ``FatalError(..., ExitCode.ENGINE)`` naming the missing files and the tessdata
+  folder otherwise. Idempotent.
+- ``submit(req)`` is thread-safe, returns a ``Future[PageText]`` at once and blocks only while
+  ``max_in_flight`` pages are already queued or running (back-pressure). Lower
+  ``req.priority`` runs first; equal priorities run in submission order.
+- Pages run in parallel on ``cfg.tesseract.threads`` worker threads (0 = CPU cores). Each thread
+  keeps its own ``PyTessBaseAPI`` objects loaded (one per language set it has needed; Tesseract
+  APIs are not thread-safe, and tesserocr releases the GIL while recognising).
+- Errors: an unusable image (no pixels) -> ``InputError``; any other failure inside Tesseract ->
+  ``TransientError`` (the pipeline retries the document). ``close(drain_timeout)`` lets queued
+  and running pages finish for up to ``drain_timeout`` s, then fails the rest with
+  ``EngineDeadError``; ``submit`` after ``close`` returns a future failed the same way.
+- ``PageText.text`` is plain text, paragraphs separated by one blank line, no spaces between
+  CJK characters; ``PageText.meta`` holds ``languages`` (the traineddata used), ``script`` (from
+  OSD), ``confidence`` (Tesseract's mean word confidence, 0-100).
+
+``OMP_THREAD_LIMIT=1`` is set before tesserocr is imported: Debian's OpenMP build of Tesseract
+is ~8x slower on a 2-core machine otherwise, and our parallelism is one page per thread anyway.
+
+Language choice (measured, see bench/RESULTS.md "Tesseract language strategy"): giving
+Tesseract all 11 traineddata at once is both slow and worse (the CJK models win words of Latin
+pages and vice versa). The engine instead runs OSD (``--psm 0``) once per page to get the
+script, then:
+
+- ``Han`` -> ``chi_sim+chi_tra`` (whichever of zh is allowed), plus ``jpn`` when ja is allowed
+  and zh is not;
+- ``Japanese`` (kana seen) -> ``jpn``;
+- ``Latin`` (and anything else) -> the Latin-script languages allowed (``LATIN_STRATEGY``), see
+  the module constant for the exact rule and RESULTS.md for the figures behind it.
+
+The languages come from the page's ``PageRequest.languages`` hint (ISO 639-1) or, without one,
+from ``cfg.tesseract.languages``. If OSD finds too little text to name a script, the Latin set
+is used (plus the CJK models when the page may be CJK: only if no Latin language is allowed).
+``PageRequest.meta["script"]`` (e.g. set by a caller that already ran OSD) skips the OSD pass.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import heapq
+import itertools
+import logging
+import os
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before any tesserocr import (see docstring)
+
+from daemon.config import EngineCfg  # noqa: E402
+from daemon.engines.base import Engine, PageRequest  # noqa: E402
+from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError  # noqa: E402
+from daemon.models import PageText  # noqa: E402
+from daemon.render import detect_orientation, tessdata_dir  # noqa: E402
+
+__all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
+
+log = logging.getLogger(__name__)
+
+#: ISO 639-1 -> Tesseract traineddata names.
+TESS_CODES: dict[str, tuple[str, ...]] = {
+    "zh": ("chi_sim", "chi_tra"),
+    "en": ("eng",),
+    "ja": ("jpn",),
+    "fr": ("fra",),
+    "de": ("deu",),
+    "es": ("spa",),
+    "it": ("ita",),
+    "nl": ("nld",),
+    "pt": ("por",),
+    "sv": ("swe",),
+    "da": ("dan",),
+}
+LATIN = ("en", "de", "fr", "es", "it", "nl", "pt", "sv", "da")
+
+#: How Latin-script pages pick traineddata among the allowed Latin languages:
+#: "all" -> every allowed Latin language at once; "eng" -> English only (plus the first allowed
+#: language if English is not allowed). Chosen from the measurements in bench/RESULTS.md.
+LATIN_STRATEGY = os.environ.get("OCR_DAEMON_TESS_LATIN", "all")
+
+_CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+_CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
+
+
+def choose_languages(allowed: list[str], script: str) -> list[str]:
+    """Traineddata names for a page of ``script`` (OSD name) among ISO codes ``allowed``."""
+    allowed = [a for a in allowed if a in TESS_CODES] or list(TESS_CODES)
+    latin = [a for a in allowed if a in LATIN]
+    out: list[str] = []
+    if script == "Han" and ("zh" in allowed or "ja" in allowed):
+        if "zh" in allowed:
+            out += TESS_CODES["zh"]
+        else:
+            out += TESS_CODES["ja"]
+    elif script in ("Japanese", "Katakana", "Hiragana") and ("ja" in allowed or "zh" in allowed):
+        out += TESS_CODES["ja"] if "ja" in allowed else TESS_CODES["zh"]
+    elif latin:
+        if LATIN_STRATEGY == "eng":
+            out += ["eng"] if "en" in latin else list(TESS_CODES[latin[0]])
+        else:
+            # English first: Tesseract's first language is its primary one.
+            ordered = (["en"] if "en" in latin else []) + [a for a in latin if a != "en"]
+            for a in ordered:
+                out += TESS_CODES[a]
+    else:  # only CJK allowed and OSD could not tell
+        for a in allowed:
+            out += TESS_CODES[a]
+    return list(dict.fromkeys(out))
+
+
+def tidy_text(raw: str) -> str:
+    """Tesseract output -> plain text: lines kept, paragraphs separated by exactly one blank
+    line, trailing spaces and Tesseract's form feeds removed, no spaces between CJK chars."""
+    text = raw.replace("\f", "").replace("\r", "")
+    text = _CJK_SPACE.sub("", text)
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    text = "\n".join(lines)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip()
+
+
+class _Closed:
+    """Sentinel put on the queue to stop a worker."""
+
+
+class TesseractEngine(Engine):
+    """Tesseract through tesserocr; see the module docstring for the contract."""
+
+    name = "tesseract"
+    output_is_markdown = False
+
+    def __init__(self, engine_cfg: EngineCfg) -> None:
+        self.cfg = engine_cfg
+        self.threads = engine_cfg.tesseract.threads or (os.cpu_count() or 1)
+        # Enough queued pages that no worker waits for the pipeline, few enough to bound memory
+        # (a 1540 px RGB page is ~7 MB).
+        self.max_in_flight = max(4, 2 * self.threads)
+        self.languages: list[str] = list(engine_cfg.tesseract.languages)
+        self.tessdata = tessdata_dir()
+        self._lock = threading.Lock()
+        self._cv = threading.Condition(self._lock)
+        self._heap: list[tuple[int, int, Any]] = []
+        self._seq = itertools.count()
+        self._in_flight = 0  # submitted and not finished (queued + running)
+        self._running: set[cf.Future[PageText]] = set()
+        self._workers: list[threading.Thread] = []
+        self._started = False
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _check_tessdata(self) -> None:
+        folder = Path(self.tessdata)
+        if not folder.is_dir():
+            raise FatalError(
+                f"tesseract: tessdata folder {folder} does not exist (install tesseract-ocr and the "
+                "language packs, or set TESSDATA_PREFIX)",
+                ExitCode.ENGINE,
+            )
+        needed = ["osd"] + [c for a in self.languages for c in TESS_CODES[a]]
+        missing = [c for c in dict.fromkeys(needed) if not (folder / f"{c}.traineddata").is_file()]
+        if missing:
+            pkgs = " ".join("tesseract-ocr-" + m.replace("_", "-") for m in missing)
+            raise FatalError(
+                f"tesseract: missing traineddata in {folder}: "
+                + ", ".join(f"{m}.traineddata" for m in missing)
+                + f" (Debian/Ubuntu: apt-get install {pkgs})",
+                ExitCode.ENGINE,
+            )
+
+    def start(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            if self._closed:
+                raise FatalError("tesseract: engine already closed", ExitCode.ENGINE)
+        self._check_tessdata()
+        try:
+            import tesserocr  # noqa: F401
+        except ImportError as e:
+            raise FatalError(f"tesseract: tesserocr is not installed ({e})", ExitCode.ENGINE) from e
+        # Load one English API up front so a broken install fails here, not on the first page.
+        try:
+            api = self._new_api(["eng"] if "en" in self.languages else list(TESS_CODES[self.languages[0]]))
+            api.End()
+        except Exception as e:
+            raise FatalError(f"tesseract: cannot initialise Tesseract with {self.tessdata}: {e}", ExitCode.ENGINE) from e
+        with self._lock:
+            self._started = True
+            for i in range(self.threads):
+                t = threading.Thread(target=self._worker, name=f"tesseract-{i}", daemon=True)
+                t.start()
+                self._workers.append(t)
+        log.info(
+            "tesseract engine: %d threads, languages %s, tessdata %s",
+            self.threads,
+            ",".join(self.languages),
+            self.tessdata,
+        )
+
+    def healthy(self) -> bool:
+        with self._lock:
+            return self._started and not self._closed
+
+    def close(self, drain_timeout: float = 0.0) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._cv.notify_all()  # wake submitters blocked on back-pressure
+            deadline = time.monotonic() + max(0.0, drain_timeout)
+            while self._in_flight and self._workers:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cv.wait(left)
+            leftovers = [item for _, _, item in self._heap]
+            self._heap.clear()
+            running = list(self._running)
+            for _ in self._workers:
+                heapq.heappush(self._heap, (-1, next(self._seq), _Closed()))
+            self._cv.notify_all()
+        dead = EngineDeadError("tesseract engine closed before the page was recognised")
+        for _req, fut in leftovers:
+            if not fut.done():
+                fut.set_exception(dead)
+        for fut in running:
+            if not fut.done():
+                with contextlib.suppress(cf.InvalidStateError):
+                    fut.set_exception(dead)
+        for t in self._workers:
+            t.join(timeout=0.5)  # a page mid-recognition finishes on its own; threads are daemons
+
+    # ------------------------------------------------------------------ submission
+
+    def submit(self, request: PageRequest) -> cf.Future[PageText]:
+        fut: cf.Future[PageText] = cf.Future()
+        with self._lock:
+            if not self._started and not self._closed:
+                raise RuntimeError("TesseractEngine.submit() before start()")
+            while not self._closed and self._in_flight >= self.max_in_flight:
+                self._cv.wait()
+            if self._closed:
+                fut.set_exception(EngineDeadError("tesseract engine is closed"))
+                return fut
+            self._in_flight += 1
+            heapq.heappush(self._heap, (request.priority, next(self._seq), (request, fut)))
+            self._cv.notify_all()
+        return fut
+
+    # ------------------------------------------------------------------ workers
+
+    def _new_api(self, langs: list[str]) -> Any:
+        from tesserocr import OEM, PSM, PyTessBaseAPI
+
+        return PyTessBaseAPI(path=self.tessdata, lang="+".join(langs), psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+
+    def _worker(self) -> None:
+        apis: dict[str, Any] = {}
+        try:
+            while True:
+                with self._lock:
+                    while not self._heap:
+                        self._cv.wait()
+                    _, _, item = heapq.heappop(self._heap)
+                    if isinstance(item, _Closed):
+                        return
+                    req, fut = item
+                    if not fut.set_running_or_notify_cancel():
+                        self._finish_locked(fut)
+                        continue
+                    self._running.add(fut)
+                try:
+                    result: PageText | BaseException = self._recognise(req, apis)
+                except BaseException as e:  # delivered through the future, never lost
+                    result = e
+                with self._lock:
+                    self._running.discard(fut)
+                    self._finish_locked(fut)
+                try:
+                    if isinstance(result, BaseException):
+                        fut.set_exception(result)
+                    else:
+                        fut.set_result(result)
+                except cf.InvalidStateError:
+                    pass  # close() already failed it after the drain timeout
+        finally:
+            for api in apis.values():
+                with contextlib.suppress(Exception):
+                    api.End()
+
+    def _finish_locked(self, fut: cf.Future[PageText]) -> None:
+        self._in_flight -= 1
+        self._cv.notify_all()
+
+    def _recognise(self, req: PageRequest, apis: dict[str, Any]) -> PageText:
+        t0 = time.monotonic()
+        img = req.image
+        if img.width < 1 or img.height < 1:
+            raise InputError(f"page {req.index + 1} is empty (0 px)")
+        hint: list[str] = [a for a in (req.languages or self.languages) if a in TESS_CODES]
+        allowed: list[str] = [a for a in hint if a in self.languages] or hint or list(self.languages)
+        gray = img.convert("L") if img.mode != "L" else img
+        script = str(req.meta.get("script") or "")
+        if not script and (len(allowed) > 1 or allowed[0] in ("zh", "ja")):
+            o = detect_orientation(gray)
+            script = o.script if o is not None else ""
+        langs = choose_languages(allowed, script)
+        key = "+".join(langs)
+        api = apis.get(key)
+        try:
+            if api is None:
+                if len(apis) >= 4:  # bound memory: CJK models are ~50 MB each per thread
+                    old = apis.pop(next(iter(apis)))
+                    old.End()
+                api = apis[key] = self._new_api(langs)
+            api.SetImage(gray)
+            raw = api.GetUTF8Text()
+            conf = float(api.MeanTextConf())
+            api.Clear()
+        except InputError:
+            raise
+        except Exception as e:
+            apis.pop(key, None)  # a failed API may be in a bad state: rebuild next time
+            raise TransientError(f"tesseract failed on {req.doc_tag} page {req.index + 1}: {e}") from e
+        text = tidy_text(raw)
+        secs = time.monotonic() - t0
+        log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, key, secs, conf)
+        return PageText(
+            index=req.index,
+            text=text,
+            engine=self.name,
+            seconds=secs,
+            meta={"languages": langs, "script": script or None, "confidence": conf},
+        )

@@ -71,7 +71,7 @@ class SamplingCfg(Strict):
 
 
 class TesseractCfg(Strict):
-    languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)
+    languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)  # type: ignore[arg-type]
     threads: int = Field(0, ge=0, description="pages OCRed at once; 0 = number of CPU cores")
 
 
@@ -223,7 +223,7 @@ def _check_template(v: str) -> str:
 class RouteCfg(Strict):
     name: str
     match: RouteMatch = Field(default_factory=RouteMatch)
-    formats: list[Format] = Field(default_factory=lambda: ["txt", "md", "json"], min_length=1)
+    formats: list[Format] = Field(default_factory=lambda: ["txt", "md", "json"], min_length=1)  # type: ignore[arg-type]
     destination: str = "beside"  # "beside" the source, or a folder template
     source: Literal["keep", "archive", "delete"] = "keep"
     archive_to: str | None = None

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from daemon.models import Document, DocState
+from daemon.models import DocState, Document
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +84,13 @@ class Journal:
 
     def __init__(self, state_dir: Path) -> None:
         self.state_dir = Path(state_dir)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.state_dir / "journal.sqlite3"
         self._local = threading.local()
-        with self._tx() as db:
-            db.executescript(SCHEMA)
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            self._conn().executescript(SCHEMA)  # executescript manages its own transaction
+        except (OSError, sqlite3.Error) as e:
+            raise FatalError(f"cannot open the journal {self.path}: {e}", ExitCode.STATE) from e
 
     # -- connection handling -------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any
 from PIL import Image
 
 
-class DocState(str, enum.Enum):
+class DocState(enum.StrEnum):
     """Journal states of a document. ``queued -> processing -> done | failed``."""
 
     QUEUED = "queued"

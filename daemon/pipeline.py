@@ -211,7 +211,7 @@ class Pipeline:
         """Render pages in the pool and feed each to the engine as soon as it is ready."""
         pool = self.pool.get()
         inbox = self.cfg.inbox(doc.inbox)
-        langs = list(inbox.languages) if inbox and inbox.languages else None
+        langs: list[str] | None = list(inbox.languages) if inbox and inbox.languages else None
         window = max(2, min(n, self.engine.max_in_flight, self.cfg.daemon.pages_in_flight_per_document))
         rendering: dict[cf.Future[Any], int] = {}
         ocr: dict[cf.Future[PageText], int] = {}
@@ -238,7 +238,7 @@ class Pipeline:
                         req = PageRequest(doc.tag, i, page.image, priority=i, languages=langs)
                         ocr[self.engine.submit(req)] = i
                     else:
-                        i = ocr.pop(f)  # type: ignore[arg-type]
+                        i = ocr.pop(f)
                         results[i] = f.result()
         except cf.process.BrokenProcessPool as e:
             self.pool.reset(pool)

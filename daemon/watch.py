@@ -15,6 +15,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -202,10 +203,8 @@ class InboxWatcher:
             except OSError as e:
                 # ENOSPC = inotify watch limit reached; EMFILE = instance limit.
                 log.warning("inotify unavailable for %s (%s); polling instead", ib.path, e.strerror or e)
-                try:
+                with contextlib.suppress(Exception):  # the observer may never have started
                     obs.stop()
-                except Exception:  # the observer may never have started
-                    pass
         obs = PollingObserver(timeout=max(1.0, min(5.0, ib.stability_delay or 1.0)))
         obs.schedule(handler, str(ib.path), recursive=ib.recursive)
         obs.start()

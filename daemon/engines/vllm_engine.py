@@ -1,0 +1,635 @@
+"""Resident vLLM engine serving LightOnOCR-2-1B (``engine.kind: vllm``).
+
+Contract (see ``daemon.engines.base`` for the general engine contract):
+
+- ``VllmEngine(engine_cfg)``; ``start()`` builds an in-process ``vllm`` ``AsyncLLM`` (the engine
+  core runs in a child process vLLM forks) on a private asyncio event loop in a dedicated thread.
+  ``engine_cfg.model`` is an HF repo id (uses the HF cache; downloads when there is network) or a
+  local folder; a missing folder / no network raises ``FatalError(..., ExitCode.ENGINE)`` naming it.
+- ``submit(PageRequest)`` is thread-safe and returns a ``concurrent.futures.Future[PageText]``.
+  It blocks while ``cfg.vllm.max_pages_in_flight`` pages are unfinished (back-pressure). Every
+  page is one request: the image alone in one user message through the model's chat template.
+  ``priority`` maps onto vLLM's priority scheduling (lower runs sooner).
+- Degenerate output (a loop until ``max_tokens``) is retried with a higher temperature up to
+  ``cfg.vllm.repetition_retries`` times, then trimmed and flagged ``"repetition"``.
+- Output stopped at ``max_tokens`` without looping (a dense page) is split into overlapping
+  horizontal bands recognised separately and joined without the overlap (flag ``"banded"``; a band
+  still truncated after one more split adds ``"truncated"``).
+- Health: ``EngineDeadError`` from vLLM, or no finished request for ``cfg.vllm.hang_timeout``
+  seconds while requests are in flight, restarts the engine with exponential backoff; in-flight
+  pages are re-submitted (nothing lost). A page in flight at ``PAGE_KILL_LIMIT`` engine deaths
+  is then run alone (isolated); if the engine dies again while it is the only suspect, its future
+  fails with ``InputError`` (only that document fails).
+- ``close(drain_timeout)`` stops taking pages, waits for in-flight ones up to ``drain_timeout``,
+  then fails the rest with ``EngineDeadError`` (the pipeline re-queues them) and stops vLLM.
+
+The Pixtral vision encoder of vLLM 0.26 attends over all images of an encoder step at once with a
+dense block-diagonal mask (cost quadratic in images per step, and no flash kernel). ``start()``
+patches it to encode image by image with no mask (``patch_pixtral_attention``), which computes the
+same function; the patch is inherited by the engine core because vLLM forks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+import itertools
+import logging
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from daemon.config import EngineCfg
+from daemon.engines.base import Engine, PageRequest
+from daemon.engines.textguard import (
+    find_repetition,
+    join_bands,
+    pad_to_multiple,
+    split_bands,
+    trim_repetition,
+)
+from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
+from daemon.models import PageText
+
+log = logging.getLogger(__name__)
+
+#: Engine deaths a page may be in flight for before it is run alone.
+PAGE_KILL_LIMIT = 2
+#: Temperatures tried after the configured one when a page loops.
+RETRY_TEMPERATURES = (0.5, 0.8, 1.0)
+#: Band splits: first 2 bands, then each still-truncated band once more into 2.
+MAX_BAND_DEPTH = 2
+GIB = 1 << 30
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+def engine_args(cfg: EngineCfg, cpu_count: int | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``vllm.AsyncEngineArgs`` from the config (pure; unit-tested).
+
+    The ``16gb`` profile fixes a KV-cache byte budget instead of a fraction of the card, and
+    smaller batch limits, so that the whole process stays within 16 GiB whatever card it runs on.
+    """
+    v = cfg.vllm
+    cpus = cpu_count or os.cpu_count() or 2
+    args: dict[str, Any] = {
+        "model": cfg.model,
+        "dtype": v.dtype,
+        "max_model_len": v.max_model_len,
+        "max_num_seqs": v.max_num_seqs,
+        "max_num_batched_tokens": v.max_num_batched_tokens,
+        "gpu_memory_utilization": v.gpu_memory_utilization,
+        "enforce_eager": v.enforce_eager,
+        "load_format": v.load_format,
+        # One image per request (model card); pages never repeat, so no processor cache and no
+        # prefix caching (the cache would only cost hashing); priority scheduling for small files.
+        "limit_mm_per_prompt": {"image": 1},
+        "mm_processor_cache_gb": 0,
+        "enable_prefix_caching": False,
+        "scheduling_policy": "priority",
+        # Image preprocessing runs in this thread pool of the frontend (our process), off the loop.
+        "renderer_num_workers": max(1, min(8, cpus // 2)),
+        "disable_log_stats": False,
+        "enable_log_requests": False,
+    }
+    if v.kv_cache_memory_bytes:
+        args["kv_cache_memory_bytes"] = v.kv_cache_memory_bytes
+    if v.profile == "16gb":
+        # Weights ~2 GiB (bf16), activations of the vision encoder + CUDA graphs ~3 GiB, CUDA
+        # context ~0.6 GiB: a 6 GiB KV cache (~55k tokens = ~16 pages of 2.3k image tokens +
+        # 1k output) keeps the process near 12 GiB, leaving room for the desktop/driver.
+        args["kv_cache_memory_bytes"] = v.kv_cache_memory_bytes or 6 * GIB
+        args["max_num_seqs"] = min(v.max_num_seqs, 32)
+        args["max_num_batched_tokens"] = min(v.max_num_batched_tokens, 4096)
+        args["max_model_len"] = min(v.max_model_len, 8192)
+        args["renderer_num_workers"] = max(1, min(4, cpus // 2))
+    if "kv_cache_memory_bytes" in args:
+        args.pop("gpu_memory_utilization")
+    return args
+
+
+def sampling_kwargs(cfg: EngineCfg, temperature: float | None = None, max_tokens: int | None = None) -> dict[str, Any]:
+    """Keyword arguments for ``vllm.SamplingParams`` (without ``output_kind``)."""
+    s = cfg.sampling
+    return {
+        "temperature": s.temperature if temperature is None else temperature,
+        "top_p": s.top_p,
+        "max_tokens": max_tokens or s.max_tokens,
+        "skip_special_tokens": True,
+    }
+
+
+def check_model_source(model: str) -> None:
+    """Raise ``FatalError`` when ``model`` is a path that does not exist (repo ids are left to HF)."""
+    looks_like_path = model.startswith(("/", ".", "~")) or os.sep in model.strip("/").split("/", 1)[-1]
+    p = Path(model).expanduser()
+    if (looks_like_path or p.exists()) and not (p / "config.json").is_file():
+        raise FatalError(
+            f"model folder {p} does not exist or has no config.json; run "
+            f"'ocr-daemon model fetch --dir {p}' where there is network, or set engine.model",
+            ExitCode.ENGINE,
+        )
+
+
+# ----------------------------------------------------------------------------- vision patch
+
+_PATCHED = False
+
+
+def patch_pixtral_attention() -> bool:
+    """Encode images one at a time without a mask in vLLM's Pixtral encoder. Idempotent.
+
+    Block-diagonal attention over a concatenation of images equals full attention over each image
+    separately; doing it per image lets SDPA use its flash kernel and makes the cost linear in the
+    number of images per encoder step. Returns False (and changes nothing) if vLLM's code differs.
+    Disable with ``OCR_DAEMON_PIXTRAL_PATCH=0``.
+    """
+    global _PATCHED
+    if _PATCHED:
+        return True
+    if os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "1") == "0":
+        return False
+    try:
+        import transformers.models.pixtral.modeling_pixtral as hf_pixtral
+        from vllm.model_executor.models import pixtral as vp
+    except Exception as e:  # vLLM layout changed: run unpatched
+        log.warning("Pixtral attention patch not applied: %s", e)
+        return False
+    cls = getattr(vp, "PixtralHFVisionModel", None)
+    orig_mask = getattr(hf_pixtral, "generate_block_attention_mask", None)
+    if cls is None or orig_mask is None or getattr(vp, "USE_XFORMERS_OPS", False):
+        return False
+    orig_forward = cls.forward
+
+    def one_block_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
+        if len(patch_embeds_list) == 1:
+            return None  # one image: full attention, no mask -> flash kernel
+        return orig_mask(patch_embeds_list, tensor)
+
+    def forward(self: Any, pixel_values: list[Any], **kwargs: Any) -> Any:
+        if len(pixel_values) <= 1:
+            return orig_forward(self, pixel_values, **kwargs)
+        outs: list[Any] = []
+        for pv in pixel_values:
+            outs.extend(orig_forward(self, [pv], **kwargs))
+        return tuple(outs)
+
+    hf_pixtral.generate_block_attention_mask = one_block_mask
+    cls.forward = forward
+    _PATCHED = True
+    log.info("vLLM Pixtral encoder: per-image attention without mask (flash kernel)")
+    return True
+
+
+# ----------------------------------------------------------------------------- page logic
+
+
+@dataclass
+class GenResult:
+    text: str
+    finish_reason: str | None
+    num_tokens: int = 0
+
+
+GenerateFn = Callable[[Image.Image, float, int, int], Awaitable[GenResult]]
+
+
+@dataclass
+class PageOutcome:
+    text: str
+    flags: list[str] = field(default_factory=list)
+    attempts: int = 0
+    tokens: int = 0
+
+
+async def recognise_page(
+    image: Image.Image,
+    priority: int,
+    generate: GenerateFn,
+    temperature: float,
+    max_tokens: int,
+    retries: int,
+    guards: bool = True,
+    depth: int = 0,
+) -> PageOutcome:
+    """The per-page policy: repetition retries, then banding of truncated output (pure async logic).
+
+    ``generate(image, temperature, max_tokens, priority)`` does one engine request.
+    """
+    temps = [temperature, *RETRY_TEMPERATURES][: retries + 1]
+    out = PageOutcome(text="")
+    res = GenResult("", None)
+    loop_at: int | None = None
+    for t in temps:
+        res = await generate(image, t, max_tokens, priority)
+        out.attempts += 1
+        out.tokens += res.num_tokens
+        if not guards:
+            break
+        loop_at = find_repetition(res.text) if res.finish_reason == "length" else None
+        if loop_at is None:
+            break
+        log.info("page output loops (temperature %.2f); retrying", t)
+    out.text = res.text
+    if not guards:
+        return out
+    if loop_at is not None:
+        out.text = trim_repetition(res.text, loop_at)
+        out.flags.append("repetition")
+        return out
+    if res.finish_reason == "length":
+        if depth >= MAX_BAND_DEPTH or image.height < 200:
+            out.flags.append("truncated")
+            return out
+        bands = split_bands(image, 2)
+        parts = await asyncio.gather(
+            *(
+                recognise_page(b, priority, generate, temperature, max_tokens, retries, guards, depth + 1)
+                for b in bands
+            )
+        )
+        out.text = join_bands([p.text for p in parts])
+        out.attempts += sum(p.attempts for p in parts)
+        out.tokens += sum(p.tokens for p in parts)
+        flags = {"banded"} | {f for p in parts for f in p.flags}
+        out.flags = sorted(flags)
+    return out
+
+
+# ----------------------------------------------------------------------------- the engine
+
+
+class _Restarted(Exception):
+    """The engine was restarted while this request ran (internal)."""
+
+
+class VllmEngine(Engine):
+    """LightOnOCR-2-1B on an in-process vLLM ``AsyncLLM``. See the module docstring."""
+
+    output_is_markdown = True
+    #: Extra ``SamplingParams`` fields; for benchmarks only (e.g. ``{"ignore_eos": True}``).
+    sampling_overrides: dict[str, Any] = {}
+    #: Repetition/banding guards; benchmarks that force output length switch them off.
+    guards: bool = True
+    #: Pad pages to 28 px multiples and tell the HF processor not to resample (saves CPU).
+    presize: bool = True
+
+    def __init__(self, engine_cfg: EngineCfg) -> None:
+        self.cfg = engine_cfg
+        self.name = f"vllm:{engine_cfg.model}"
+        self.max_in_flight = engine_cfg.vllm.max_pages_in_flight
+        self._sem = threading.BoundedSemaphore(self.max_in_flight)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._llm: Any = None
+        self._prompt: str = ""
+        self._ids = itertools.count()
+        self._accepting = False
+        self._closed = False
+        self._start_lock = threading.Lock()
+        self._started = False
+        self._generation = 0
+        self._ready: asyncio.Event | None = None
+        self._restarting = False
+        self._attempts: set[asyncio.Task[Any]] = set()
+        self._inflight = 0
+        self._last_progress = time.monotonic()
+        self._pages: set[cf.Future[PageText]] = set()
+        self._pages_lock = threading.Lock()
+        self._isolation: asyncio.Semaphore | None = None
+        self._restarts = 0
+        self._watchdog: asyncio.Task[None] | None = None
+        self.stats: dict[str, float] = {"pages": 0, "requests": 0, "restarts": 0, "tokens": 0}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        with self._start_lock:
+            if self._started:
+                return
+            check_model_source(self.cfg.model)
+            try:
+                import vllm  # noqa: F401
+            except ImportError as e:
+                raise FatalError(
+                    f"engine vllm needs the vllm package ({e}); install with pip install 'ocr-daemon[vllm]' "
+                    "or use engine.kind: tesseract",
+                    ExitCode.ENGINE,
+                ) from e
+            os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
+            patch_pixtral_attention()
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self._run_loop, name="vllm-loop", daemon=True)
+            self._thread.start()
+            fut = asyncio.run_coroutine_threadsafe(self._async_start(), self._loop)
+            try:
+                fut.result()
+            except FatalError:
+                self._stop_loop()
+                raise
+            except Exception as e:
+                self._stop_loop()
+                hint = (
+                    ""
+                    if Path(self.cfg.model).expanduser().is_dir()
+                    else " (without network the model must be in the HF cache: run 'ocr-daemon model fetch' "
+                    "where there is network, or set engine.model to a local folder)"
+                )
+                raise FatalError(
+                    f"vLLM engine failed to start for {self.cfg.model}: {type(e).__name__}: {e}{hint}", ExitCode.ENGINE
+                ) from e
+            self._started = True
+            self._accepting = True
+
+    def _run_loop(self) -> None:
+        assert self._loop is not None
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_forever()
+
+    def _stop_loop(self) -> None:
+        if self._loop is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _build_llm(self) -> Any:
+        from vllm import AsyncEngineArgs
+        from vllm.v1.engine.async_llm import AsyncLLM
+
+        kwargs = engine_args(self.cfg)
+        log.info("starting vLLM: %s", kwargs)
+        try:
+            return AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs))
+        except OSError as e:
+            # HF hub offline / repo not cached: name what is missing.
+            raise FatalError(
+                f"cannot load model {self.cfg.model!r}: {e}. Run 'ocr-daemon model fetch' where there is "
+                "network, or set engine.model to a local model folder",
+                ExitCode.ENGINE,
+            ) from e
+
+    async def _async_start(self) -> None:
+        self._ready = asyncio.Event()
+        self._isolation = asyncio.Semaphore(1)
+        loop = asyncio.get_running_loop()
+        self._llm = await loop.run_in_executor(None, self._build_llm)
+        self._prompt = self._chat_prompt()
+        self._generation += 1
+        self._last_progress = time.monotonic()
+        self._ready.set()
+        self._watchdog = asyncio.create_task(self._watch())
+
+    def _chat_prompt(self) -> str:
+        tok = self._llm.renderer.get_tokenizer()
+        for part in ({"type": "image"}, {"type": "image_url", "image_url": {"url": "page"}}):
+            try:
+                text = tok.apply_chat_template(
+                    [{"role": "user", "content": [part]}], tokenize=False, add_generation_prompt=True
+                )
+            except Exception:
+                continue
+            if isinstance(text, str) and "<|image_pad|>" in text:
+                return text
+        return "<|im_start|>user\n<|image_pad|><|im_end|>\n<|im_start|>assistant\n"
+
+    def healthy(self) -> bool:
+        return self._started and not self._closed and not self._restarting
+
+    def close(self, drain_timeout: float = 0.0) -> None:
+        if self._closed:
+            return
+        self._accepting = False
+        deadline = time.monotonic() + max(0.0, drain_timeout)
+        with self._pages_lock:
+            pending = list(self._pages)
+        if pending and drain_timeout > 0:
+            cf.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+        self._closed = True
+        if self._loop is not None and self._started:
+            fut = asyncio.run_coroutine_threadsafe(self._async_close(), self._loop)
+            try:
+                fut.result(timeout=60)
+            except Exception as e:
+                log.warning("vLLM shutdown: %s", e)
+        self._stop_loop()
+        for f in list(self._pages):
+            if not f.done():
+                f.cancel()
+
+    async def _async_close(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
+        if self._llm is not None:
+            llm, self._llm = self._llm, None
+            await asyncio.get_running_loop().run_in_executor(None, llm.shutdown)
+
+    # ------------------------------------------------------------------ submission
+
+    def submit(self, request: PageRequest) -> cf.Future[PageText]:
+        if not self._started:
+            self.start()
+        if not self._accepting:
+            f: cf.Future[PageText] = cf.Future()
+            f.set_exception(EngineDeadError("the vLLM engine is stopping"))
+            return f
+        image = request.image
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        if self.presize and max(image.size) <= 1540:
+            padded = pad_to_multiple(image, 28)
+            if max(padded.size) <= 1540:
+                image = padded
+        self._sem.acquire()
+        assert self._loop is not None
+        try:
+            fut: cf.Future[PageText] = asyncio.run_coroutine_threadsafe(self._page(request, image), self._loop)
+        except Exception:
+            self._sem.release()
+            raise
+        with self._pages_lock:
+            self._pages.add(fut)
+        fut.add_done_callback(self._page_done)
+        return fut
+
+    def _page_done(self, fut: cf.Future[PageText]) -> None:
+        with self._pages_lock:
+            self._pages.discard(fut)
+        self._sem.release()
+
+    async def _page(self, req: PageRequest, image: Image.Image) -> PageText:
+        t0 = time.monotonic()
+        kills = 0
+        isolated = False
+        s = self.cfg.sampling
+
+        async def generate(img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
+            nonlocal kills, isolated
+            while True:
+                if self._closed:
+                    raise EngineDeadError("the vLLM engine was closed")
+                assert self._ready is not None and self._isolation is not None
+                await self._ready.wait()
+                gen_before = self._generation
+                try:
+                    if kills >= PAGE_KILL_LIMIT:
+                        async with self._isolation:
+                            isolated = True
+                            return await self._one_request(img, temperature, max_tokens, priority)
+                    return await self._one_request(img, temperature, max_tokens, priority)
+                except (_Restarted, EngineDeadError) as e:
+                    kills += 1
+                    # The isolation semaphore admits one suspect at a time: an isolated page that
+                    # dies was the only suspect in flight.
+                    alone = isolated
+                    log.warning("%s page %d: engine died during its request (%d time(s)): %s", req.doc_tag, req.index, kills, e)
+                    self._trigger_restart(gen_before, f"engine died: {e}")
+                    if isolated and alone and kills > PAGE_KILL_LIMIT:
+                        raise InputError(
+                            f"page {req.index + 1} crashed the OCR engine {kills} times (the last time while "
+                            "running alone); the document cannot be read by this engine"
+                        ) from None
+                finally:
+                    isolated = False
+
+        try:
+            outcome = await recognise_page(
+                image,
+                req.priority,
+                generate,
+                s.temperature,
+                int(self.sampling_overrides.get("max_tokens", s.max_tokens)),
+                self.cfg.vllm.repetition_retries,
+                self.guards,
+            )
+        except (InputError, EngineDeadError, TransientError):
+            raise
+        except asyncio.CancelledError:
+            raise EngineDeadError("the vLLM engine stopped before this page finished") from None
+        except ValueError as e:  # vLLM request validation: this page can never be processed
+            raise InputError(f"page {req.index + 1} was refused by the OCR engine: {e}") from e
+        self.stats["pages"] += 1
+        self.stats["tokens"] += outcome.tokens
+        return PageText(
+            index=req.index,
+            text=outcome.text,
+            engine=self.name,
+            seconds=time.monotonic() - t0,
+            flags=outcome.flags,
+            meta={"attempts": outcome.attempts, "tokens": outcome.tokens},
+        )
+
+    async def _one_request(self, img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
+        """One vLLM request, as a task the restart logic can cancel."""
+        task = asyncio.ensure_future(self._generate(img, temperature, max_tokens, priority))
+        self._attempts.add(task)
+        gen = self._generation
+        self._inflight += 1
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if self._generation != gen or self._restarting:
+                raise _Restarted("engine restarted") from None
+            raise
+        finally:
+            self._inflight -= 1
+            self._attempts.discard(task)
+
+    async def _generate(self, img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
+        from vllm import SamplingParams
+        from vllm.sampling_params import RequestOutputKind
+
+        try:
+            from vllm.v1.engine.exceptions import EngineDeadError as VllmDead
+        except ImportError:  # pragma: no cover
+            VllmDead = RuntimeError  # noqa: N806
+
+        llm = self._llm
+        if llm is None:
+            raise EngineDeadError("no engine")
+        kw = sampling_kwargs(self.cfg, temperature, max_tokens)
+        kw.update({k: v for k, v in self.sampling_overrides.items() if k != "max_tokens"})
+        sp = SamplingParams(output_kind=RequestOutputKind.FINAL_ONLY, **kw)
+        prompt: dict[str, Any] = {"prompt": self._prompt, "multi_modal_data": {"image": img}}
+        if self.presize and img.width % 28 == 0 and img.height % 28 == 0:
+            prompt["mm_processor_kwargs"] = {"do_resize": False}
+        rid = f"p{next(self._ids)}"
+        self.stats["requests"] += 1
+        try:
+            inputs = await llm.renderer.render_cmpl_async([prompt])
+            final = None
+            async for out in llm.generate(inputs[0], sp, rid, priority=priority):
+                final = out
+        except VllmDead as e:
+            raise EngineDeadError(str(e) or "vLLM engine core died") from e
+        self._last_progress = time.monotonic()
+        if final is None or not final.outputs:
+            raise EngineDeadError("vLLM returned no output")
+        o = final.outputs[0]
+        return GenResult(o.text, o.finish_reason, len(o.token_ids))
+
+    # ------------------------------------------------------------------ health
+
+    async def _watch(self) -> None:
+        """Hang detector: requests in flight but none finished for ``hang_timeout`` seconds."""
+        timeout = self.cfg.vllm.hang_timeout
+        while True:
+            await asyncio.sleep(min(5.0, timeout / 4))
+            llm = self._llm
+            if self._restarting or llm is None:
+                continue
+            if getattr(llm, "errored", False):
+                self._trigger_restart(self._generation, "vLLM reports the engine errored")
+            elif self._inflight > 0 and time.monotonic() - self._last_progress > timeout:
+                self._trigger_restart(self._generation, f"no request finished for {timeout:.0f} s")
+            elif self._inflight == 0:
+                self._last_progress = time.monotonic()
+
+    def _trigger_restart(self, generation: int, why: str) -> None:
+        """Restart once per engine generation (many requests see the same death)."""
+        if generation != self._generation or self._restarting or self._closed:
+            return
+        self._restarting = True
+        assert self._ready is not None
+        self._ready.clear()
+        log.error("vLLM engine unusable (%s); restarting", why)
+        asyncio.get_running_loop().create_task(self._restart())
+
+    async def _restart(self) -> None:
+        loop = asyncio.get_running_loop()
+        old, self._llm = self._llm, None
+        self._generation += 1
+        for t in list(self._attempts):
+            t.cancel()
+        if old is not None:
+            try:
+                await loop.run_in_executor(None, old.shutdown)
+            except Exception as e:
+                log.warning("shutting down the dead engine: %s", e)
+        delay = 1.0
+        while not self._closed:
+            self._restarts += 1
+            self.stats["restarts"] += 1
+            try:
+                self._llm = await loop.run_in_executor(None, self._build_llm)
+                break
+            except Exception as e:
+                log.error("vLLM restart failed (%s); next try in %.0f s", e, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 60.0)
+        self._last_progress = time.monotonic()
+        self._restarting = False
+        assert self._ready is not None
+        self._ready.set()
+        log.info("vLLM engine restarted (%d restart(s) so far)", self._restarts)

@@ -121,6 +121,9 @@ class InboxCfg(Strict):
     exclude: list[str] = Field(default_factory=list)
     watch: Literal["auto", "inotify", "poll"] = "auto"
     stability_delay: float = Field(2.0, ge=0, description="seconds size+mtime must stay unchanged")
+    invalid_grace: float = Field(
+        30.0, ge=0, description="seconds an unchanged file that does not open waits before it is failed"
+    )
     schedule: str | None = Field(None, description="cron expression; process only at these times")
     languages: list[Lang] | None = None  # hint for engines that need one (Tesseract)
 
@@ -404,7 +407,11 @@ def _yaml_line(e: yaml.YAMLError) -> int:
 def _yaml_problem(e: yaml.YAMLError) -> str:
     problem = getattr(e, "problem", None)
     ctx = getattr(e, "context", None)
-    return " ".join(str(p) for p in (ctx, problem) if p) or str(e)
+    msg = " ".join(str(p) for p in (ctx, problem) if p) or str(e)
+    cm, pm = getattr(e, "context_mark", None), getattr(e, "problem_mark", None)
+    if cm is not None and pm is not None and cm.line != pm.line:
+        msg += f" (started at line {cm.line + 1})"
+    return msg
 
 
 def _resolve(p: Path, base: Path) -> Path:

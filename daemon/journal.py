@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.errors import ExitCode, FatalError
 from daemon.models import DocState, Document
 
 log = logging.getLogger(__name__)

@@ -76,6 +76,7 @@ __all__ = [
     "render_document",
     "detect_orientation",
     "detect_script",
+    "make_upright",
     "crop_dark_borders",
     "Orientation",
     "sniff",
@@ -123,7 +124,7 @@ _KIND_WORDS = {
     "bmp": "a BMP image",
     "gif": "a GIF image",
     "zip": "a ZIP archive (or Office document)",
-    "html": "an HTML page",
+    "html": "an HTML/XML page",
 }
 _IMAGE_KINDS = ("png", "jpeg", "tiff", "webp", "bmp")
 
@@ -189,7 +190,7 @@ def _classify(path: Path) -> tuple[str, bytes]:
     kind = sniff(head)
     want = _EXT_KIND.get(path.suffix.lower())
     if want == "pdf" and kind != "pdf":
-        if kind in _KIND_WORDS:
+        if kind in _KIND_WORDS and kind != "html":
             raise InputError(f"not a PDF: the file is {_KIND_WORDS[kind]}")
         raise InputError(f"not a PDF ({_describe_start(head)})")
     if kind in _IMAGE_KINDS or kind == "pdf":
@@ -199,7 +200,7 @@ def _classify(path: Path) -> tuple[str, bytes]:
             log.debug("%s: extension says %s but content is %s; decoding the content", path, want, kind)
         return kind, head
     wanted = _KIND_WORDS.get(want or "", "a supported document")
-    if kind in _KIND_WORDS:
+    if kind in _KIND_WORDS and kind != "html":
         raise InputError(f"not {wanted}: the file is {_KIND_WORDS[kind]}")
     raise InputError(f"not {wanted} ({_describe_start(head)})")
 
@@ -547,11 +548,7 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
     img = _resize_longest(img, target)
     rotation = 0
     if opts.autorotate:
-        o = detect_orientation(img)
-        if o is not None and o.confidence >= ORIENT_MIN_CONF and o.rotate_cw:
-            rotation = o.rotate_cw
-            # PIL rotates counter-clockwise for positive angles.
-            img = img.rotate(-rotation, expand=True)
+        img, rotation = make_upright(img)
     img.load()
     return Page(index=index, image=img, rotation=rotation, cropped=cropped, source_size=source)
 
@@ -622,6 +619,27 @@ def detect_orientation(image: Image.Image) -> Orientation | None:
         script=str(r.get("script_name", "")),
         script_confidence=float(r.get("script_conf", 0.0)),
     )
+
+
+def make_upright(image: Image.Image) -> tuple[Image.Image, int]:
+    """Turn ``image`` upright when OSD is sure; returns (image, degrees turned clockwise).
+
+    A turn needs two agreeing OSD answers: the first (confidence >= ``ORIENT_MIN_CONF``) proposes
+    it, and OSD on the turned image must then see an upright page with the same minimum
+    confidence. Speckle and photos can fool one OSD pass with confidences up to ~3.6 (measured,
+    bench/RESULTS.md), which would turn an upright page sideways; their second answer is random,
+    while real text confirms itself. The check costs one more OSD pass only on pages to turn.
+    """
+    o = detect_orientation(image)
+    if o is None or not o.rotate_cw or o.confidence < ORIENT_MIN_CONF:
+        return image, 0
+    # PIL rotates counter-clockwise for positive angles.
+    turned = image.rotate(-o.rotate_cw, expand=True)
+    check = detect_orientation(turned)
+    if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF:
+        log.debug("OSD proposed %d deg (conf %.2f) but the check disagreed: %s", o.rotate_cw, o.confidence, check)
+        return image, 0
+    return turned, o.rotate_cw
 
 
 def detect_script(image: Image.Image) -> tuple[int, str, float]:

@@ -93,7 +93,9 @@ class Service:
         self.engine: Engine = create_engine(cfg, engine_override)
         self.pipeline: Pipeline | None = None
         self.queue = WorkQueue()
-        self.tracker = StabilityTracker(self._on_stable, render.probe, self._delay_for, skip=self._skip_known)
+        self.tracker = StabilityTracker(
+            self._on_stable, render.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
+        )
         self.watcher: InboxWatcher | None = None
         self.scheduler = BackgroundScheduler(daemon=True)
         self._stop = threading.Event()
@@ -111,6 +113,10 @@ class Service:
     def _delay_for(self, inbox: str) -> float:
         ib = self.cfg.inbox(inbox)
         return ib.stability_delay if ib else 2.0
+
+    def _grace_for(self, inbox: str) -> float:
+        ib = self.cfg.inbox(inbox)
+        return ib.invalid_grace if ib else 30.0
 
     def _skip_known(self, path: Path, st: Any) -> bool:
         """Cheap pre-check: skip files the journal already has with this size+mtime."""

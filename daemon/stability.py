@@ -5,7 +5,7 @@ Contract:
 - A tracked file is handed to ``on_stable`` when its size and mtime have not changed for the
   inbox's ``stability_delay`` AND it opens as what it claims (``probe`` returns None).
 - A file that stays unchanged but never opens (a corrupt or mislabelled file) is handed on anyway
-  after ``invalid_grace`` seconds, so the pipeline can send it to the failed folder with the
+  after the inbox's ``invalid_grace`` seconds, so the pipeline can send it to the failed folder with the
   probe's reason -- bad input is never silently left behind.
 - A file that disappears is forgotten. Each path is handed on at most once per tracking; if it
   changes again later, it is tracked again (the journal decides whether it is new).
@@ -46,14 +46,14 @@ class StabilityTracker:
         probe: Callable[[Path], str | None],
         delay_for: Callable[[str], float],
         *,
-        invalid_grace: float = 30.0,
+        grace_for: Callable[[str], float] | None = None,
         tick: float = 0.25,
         skip: Callable[[Path, os.stat_result], bool] | None = None,
     ) -> None:
         self._on_stable = on_stable
         self._probe = probe
         self._delay_for = delay_for
-        self._grace = invalid_grace
+        self._grace_for = grace_for or (lambda inbox: 30.0)
         self._tick = tick
         self._skip = skip
         self._inq: queue.SimpleQueue[Candidate] = queue.SimpleQueue()
@@ -115,7 +115,7 @@ class StabilityTracker:
             if reason is None:
                 del self._tracked[path]
                 self._on_stable(t.cand, None)
-            elif stable_for >= max(self._grace, self._delay_for(t.cand.inbox)):
+            elif stable_for >= max(self._grace_for(t.cand.inbox), self._delay_for(t.cand.inbox)):
                 del self._tracked[path]
                 log.info("%s: unchanged for %.0fs but does not open (%s); passing it on to fail it", path.name, stable_for, reason)
                 self._on_stable(t.cand, reason)

@@ -9,25 +9,47 @@ for the same input, and names every file ``<stem>.<ext>`` (tables as
 level. ``markdown`` says whether the page texts are engine Markdown (VLM) or plain text
 (Tesseract).
 
-This first version writes txt, md and json; richer writers replace it behind the same signature.
+All writers work from one :class:`daemon.docmodel.Document` built once per call:
+
+- ``txt``  -> ``<stem>.txt``  (:mod:`daemon.writers.text`)
+- ``md``   -> ``<stem>.md``   (:mod:`daemon.writers.markdown`)
+- ``json`` -> ``<stem>.json`` (:mod:`daemon.writers.jsonout`)
+- ``tex``  -> ``<stem>.tex``  (:mod:`daemon.writers.latex`)
+- ``csv``  -> ``<stem>.table-<page>-<n>.csv`` per table, none for a document without tables
+  (:mod:`daemon.writers.tables`)
+- ``xlsx`` -> ``<stem>.xlsx``, one sheet per table (a single note sheet if there is none)
+
+``options`` (keyword, optional, an addition to the contract above that existing callers need
+not pass) carries writer settings that are not part of the document, such as the UTF-8 BOM on
+CSV files for Excel.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-PAGE_BREAK_MD = "\n\n<!-- page {n} -->\n\n"
+from daemon.docmodel import parse_document
 
-_TAG = re.compile(r"<[^>]+>")
+log = logging.getLogger(__name__)
+
+#: Every format render_outputs understands (daemon.config.FORMATS lists the same).
+FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx")
 
 
-def _plain(text: str) -> str:
-    text = re.sub(r"</t[dh]>\s*<t[dh][^>]*>", "\t", text)
-    text = re.sub(r"</tr>", "\n", text)
-    return _TAG.sub("", text)
+@dataclass(frozen=True)
+class WriterOptions:
+    """Settings of the writers that do not come from the document.
+
+    ``csv_bom``: start every CSV file with a UTF-8 byte order mark, so Excel opens it as UTF-8
+    (without it, Excel on Windows assumes the ANSI code page and garbles accents and CJK). Off by
+    default: most other consumers (Python's csv, pandas, databases) read plain UTF-8 and some
+    keep the BOM as part of the first header.
+    """
+
+    csv_bom: bool = False
 
 
 def render_outputs(
@@ -38,22 +60,37 @@ def render_outputs(
     language: str,
     sidecar: dict[str, Any],
     markdown: bool,
+    options: WriterOptions | None = None,
 ) -> dict[str, bytes]:
+    opts = options or WriterOptions()
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown output format(s) {unknown}; known: {', '.join(FORMATS)}")
+    doc = parse_document(pages, markdown=markdown, language=language)
     out: dict[str, bytes] = {}
-    for fmt in formats:
+    for fmt in dict.fromkeys(formats):  # keep order, drop repeats
         if fmt == "txt":
-            body = "\f\n".join((_plain(p) if markdown else p).strip() + "\n" for p in pages)
-            out[f"{stem}.txt"] = body.encode("utf-8")
+            from daemon.writers.text import write_txt
+
+            out[f"{stem}.txt"] = write_txt(doc).encode("utf-8")
         elif fmt == "md":
-            parts = []
-            for i, p in enumerate(pages):
-                parts.append(PAGE_BREAK_MD.format(n=i + 1).lstrip() if i == 0 else PAGE_BREAK_MD.format(n=i + 1))
-                parts.append(p.strip())
-            out[f"{stem}.md"] = ("".join(parts) + "\n").encode("utf-8")
+            from daemon.writers.markdown import write_md
+
+            out[f"{stem}.md"] = write_md(doc).encode("utf-8")
         elif fmt == "json":
-            doc = dict(sidecar)
-            doc["page_texts"] = list(pages)
-            out[f"{stem}.json"] = (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-        else:
-            raise NotImplementedError(f"output format {fmt!r} is not implemented yet")
+            from daemon.writers.jsonout import write_json
+
+            out[f"{stem}.json"] = write_json(doc, sidecar, pages).encode("utf-8")
+        elif fmt == "tex":
+            from daemon.writers.latex import write_tex
+
+            out[f"{stem}.tex"] = write_tex(doc).encode("utf-8")
+        elif fmt == "csv":
+            from daemon.writers.tables import write_csv
+
+            out.update(write_csv(doc, stem, bom=opts.csv_bom))
+        elif fmt == "xlsx":
+            from daemon.writers.tables import write_xlsx
+
+            out[f"{stem}.xlsx"] = write_xlsx(doc)
     return out

@@ -1,0 +1,139 @@
+"""``md`` writer: clean GitHub-flavoured Markdown from the document model.
+
+- Every page starts with a ``<!-- page N -->`` comment (the same mark as the raw engine output
+  files, so a written ``.md`` can itself be fed to ``ocr-daemon convert``).
+- Tables without merged cells and with at most one header row become pipe tables; any other
+  table stays an HTML ``<table>`` (a pipe table cannot express spans, and a broken pipe table
+  is worse than HTML, which GitHub renders).
+- Math is ``$…$`` inline and a ``$$`` block on its own lines for display math.
+"""
+
+from __future__ import annotations
+
+import html
+
+from daemon.docmodel import (
+    Block,
+    CodeBlock,
+    Document,
+    Heading,
+    Image,
+    ListBlock,
+    MathBlock,
+    Paragraph,
+    Rule,
+    Table,
+    parse_inline,
+)
+
+PAGE_MARK = "<!-- page {n} -->"
+
+
+def write_md(doc: Document) -> str:
+    parts: list[str] = []
+    for page in doc.pages:
+        parts.append(PAGE_MARK.format(n=page.number))
+        parts.extend(_block(b) for b in page.blocks)
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _block(b: Block) -> str:
+    if isinstance(b, Heading):
+        return "#" * max(1, min(6, b.level)) + " " + b.text.replace("\n", " ")
+    if isinstance(b, Paragraph):
+        return b.text
+    if isinstance(b, ListBlock):
+        return "\n".join(_list(b, 0))
+    if isinstance(b, Table):
+        return pipe_table(b) if (not b.has_spans and b.header_rows <= 1) else html_table(b)
+    if isinstance(b, MathBlock):
+        return "$$\n" + b.tex.strip() + "\n$$"
+    if isinstance(b, Image):
+        return f"![{b.alt.replace(']', '')}]({b.src})"
+    if isinstance(b, CodeBlock):
+        fence = "```"
+        while fence in b.text:
+            fence += "`"
+        return f"{fence}{b.lang}\n{b.text}\n{fence}"
+    if isinstance(b, Rule):
+        return "---"
+    return ""
+
+
+def _list(lb: ListBlock, indent: int) -> list[str]:
+    out: list[str] = []
+    for k, item in enumerate(lb.items):
+        marker = f"{lb.start + k}." if lb.ordered else "-"
+        pad = " " * indent
+        lines = item.text.split("\n")
+        out.append(f"{pad}{marker} {lines[0]}")
+        cont = " " * (indent + len(marker) + 1)
+        out.extend(cont + ln for ln in lines[1:])
+        if item.children:
+            out.extend(_list(item.children, indent + len(marker) + 1))
+    return out
+
+
+def _pipe_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>") or " "
+
+
+def pipe_table(t: Table) -> str:
+    """A GFM pipe table (only for tables without spans). A table without a header row gets its
+    first row as the header: GFM has no header-less tables."""
+    grid = t.grid()
+    rows = [[_pipe_cell(c.text) for c in row] for row in grid]
+    out = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join(["---"] * t.n_cols) + "|"]
+    out.extend("| " + " | ".join(r) + " |" for r in rows[1:])
+    if t.caption:
+        out.insert(0, t.caption + "\n")
+    return "\n".join(out)
+
+
+def runs_html(text: str) -> str:
+    """Inline Markdown -> inline HTML (for cells of HTML tables, where GitHub does not render
+    Markdown). Math stays as ``$…$`` source."""
+    out: list[str] = []
+    for r in parse_inline(text):
+        if r.kind == "text":
+            s = html.escape(r.text, quote=False)
+        elif r.kind == "code":
+            s = f"<code>{html.escape(r.text, quote=False)}</code>"
+        elif r.kind == "math":
+            d = "$$" if r.display else "$"
+            s = html.escape(f"{d}{r.text}{d}", quote=False)
+        elif r.kind == "break":
+            s = "<br>"
+        else:  # image
+            s = f'<img alt="{html.escape(r.text)}">'
+        for flag, tag in (("sub", "sub"), ("sup", "sup"), ("strike", "s"), ("underline", "u"), ("italic", "i"), ("bold", "b")):
+            if getattr(r, flag) and r.kind != "break":
+                s = f"<{tag}>{s}</{tag}>"
+        if r.href:
+            s = f'<a href="{html.escape(r.href)}">{s}</a>'
+        out.append(s)
+    return "".join(out)
+
+
+def html_table(t: Table) -> str:
+    """A valid HTML table keeping spans and header rows."""
+    out = ["<table>"]
+    if t.caption:
+        out.append(f"<caption>{runs_html(t.caption)}</caption>")
+    rows = t.rows()
+    for section, lo, hi in (("thead", 0, t.header_rows), ("tbody", t.header_rows, t.n_rows)):
+        if lo >= hi:
+            continue
+        out.append(f"<{section}>")
+        for r in range(lo, hi):
+            cells = []
+            for c in rows[r]:
+                tag = "th" if c.header else "td"
+                attrs = (f' rowspan="{c.rowspan}"' if c.rowspan > 1 else "") + (
+                    f' colspan="{c.colspan}"' if c.colspan > 1 else ""
+                )
+                cells.append(f"<{tag}{attrs}>{runs_html(c.text)}</{tag}>")
+            out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append(f"</{section}>")
+    out.append("</table>")
+    return "\n".join(out)

@@ -484,6 +484,7 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
         fired=fired,
         has_table=has_table,
         has_math=has_math,
+        doctype_thresholds={name: dt.threshold for name, dt in cfg.doctypes.items()},
     )
 
 
@@ -493,8 +494,8 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
 def format_explain(cls: Classification, rows: list[RouteExplain], thresholds: dict[str, float] | None = None) -> str:
     """Text printed by ``ocr-daemon route --explain FILE``.
 
-    ``thresholds`` (doctype -> threshold) is optional: pass ``{n: d.threshold for n, d in
-    cfg.doctypes.items()}`` to show each doctype's threshold next to its score.
+    Thresholds come from ``cls.doctype_thresholds`` (filled by ``classify``); ``thresholds``
+    overrides them (doctype -> threshold).
     """
     out = [
         f"language: {cls.language} (confidence {cls.language_confidence:.2f})",
@@ -507,7 +508,7 @@ def format_explain(cls: Classification, rows: list[RouteExplain], thresholds: di
         order = sorted(cls.doctype_scores, key=lambda n: -cls.doctype_scores[n])
         for name in order:
             s = cls.doctype_scores[name]
-            thr = (thresholds or {}).get(name)
+            thr = (thresholds or cls.doctype_thresholds or {}).get(name)
             thr_txt = f" / threshold {thr:g}" if thr is not None else ""
             mark = "  <- chosen" if name == cls.doctype else ""
             out.append(f"  {name:<{width}}  score {s:g}{thr_txt}{mark}")

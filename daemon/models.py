@@ -98,6 +98,7 @@ class Classification:
     fired: dict[str, list[str]] = field(default_factory=dict)  # doctype -> matchers that fired
     has_table: bool = False
     has_math: bool = False
+    doctype_thresholds: dict[str, float] = field(default_factory=dict)  # doctype -> its threshold (explain)
 
 
 @dataclass

@@ -261,7 +261,7 @@ def test_format_explain_content(cfg: Config) -> None:
         RouteExplain("bills", True, ""),
         RouteExplain("default", True, ""),
     ]
-    text = format_explain(c, rows, {n: d.threshold for n, d in cfg.doctypes.items()})
+    text = format_explain(c, rows)  # thresholds recorded by classify()
     assert f"language: de (confidence {c.language_confidence:.2f})" in text
     assert "doctype: invoice" in text
     assert "invoice  score 4 / threshold 4  <- chosen" in text
@@ -270,5 +270,7 @@ def test_format_explain_content(cfg: Config) -> None:
     assert "papers   no: doctype 'invoice' not in [paper]" in text
     assert "bills    MATCH (chosen)" in text
     assert "default  match (not reached" in text
-    # Without thresholds the scores are still shown.
-    assert "score 4" in format_explain(c, rows)
+    # Explicit thresholds override; without any, the scores are still shown.
+    assert "invoice  score 4 / threshold 9" in format_explain(c, rows, {"invoice": 9})
+    c.doctype_thresholds = {}
+    assert "invoice  score 4  <- chosen" in format_explain(c, rows)

@@ -33,6 +33,11 @@ def find_repetition(text: str, min_repeats: int = 4, min_span: int = 200, max_pe
         run = (n - 1 - i) + p  # length of the periodic tail, including the first copy
         if run >= min_span and run >= min_repeats * p:
             start = n - run
+            # The run may begin with the tail of the line before the loop (".\n" matching the
+            # unit's end): start the loop at a line start when the unit spans one.
+            nl = text.find("\n", start, start + p)
+            if nl != -1 and nl + 1 < n:
+                start = nl + 1
             if best is None or start < best:
                 best = start
             break  # the shortest period explains the tail; longer ones are multiples of it

@@ -315,16 +315,7 @@ class VllmEngine(Engine):
             if self._started:
                 return
             check_model_source(self.cfg.model)
-            try:
-                import vllm  # noqa: F401
-            except ImportError as e:
-                raise FatalError(
-                    f"engine vllm needs the vllm package ({e}); install with pip install 'ocr-daemon[vllm]' "
-                    "or use engine.kind: tesseract",
-                    ExitCode.ENGINE,
-                ) from e
-            os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
-            patch_pixtral_attention()
+            self._prepare()
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._run_loop, name="vllm-loop", daemon=True)
             self._thread.start()
@@ -347,6 +338,19 @@ class VllmEngine(Engine):
                 ) from e
             self._started = True
             self._accepting = True
+
+    def _prepare(self) -> None:
+        """Check that vLLM is importable and patch it (runs before the engine core is forked)."""
+        try:
+            import vllm  # noqa: F401
+        except ImportError as e:
+            raise FatalError(
+                f"engine vllm needs the vllm package ({e}); install with pip install 'ocr-daemon[vllm]' "
+                "or use engine.kind: tesseract",
+                ExitCode.ENGINE,
+            ) from e
+        os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
+        patch_pixtral_attention()
 
     def _run_loop(self) -> None:
         assert self._loop is not None
@@ -547,6 +551,16 @@ class VllmEngine(Engine):
             self._attempts.discard(task)
 
     async def _generate(self, img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
+        llm = self._llm
+        if llm is None:
+            raise EngineDeadError("no engine")
+        self.stats["requests"] += 1
+        res = await self._request(llm, img, temperature, max_tokens, priority)
+        self._last_progress = time.monotonic()
+        return res
+
+    async def _request(self, llm: Any, img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
+        """One request to vLLM: image preprocessing in vLLM's renderer pool, then generation."""
         from vllm import SamplingParams
         from vllm.sampling_params import RequestOutputKind
 
@@ -555,9 +569,6 @@ class VllmEngine(Engine):
         except ImportError:  # pragma: no cover
             VllmDead = RuntimeError  # noqa: N806
 
-        llm = self._llm
-        if llm is None:
-            raise EngineDeadError("no engine")
         kw = sampling_kwargs(self.cfg, temperature, max_tokens)
         kw.update({k: v for k, v in self.sampling_overrides.items() if k != "max_tokens"})
         sp = SamplingParams(output_kind=RequestOutputKind.FINAL_ONLY, **kw)
@@ -565,7 +576,6 @@ class VllmEngine(Engine):
         if self.presize and img.width % 28 == 0 and img.height % 28 == 0:
             prompt["mm_processor_kwargs"] = {"do_resize": False}
         rid = f"p{next(self._ids)}"
-        self.stats["requests"] += 1
         try:
             inputs = await llm.renderer.render_cmpl_async([prompt])
             final = None
@@ -573,7 +583,6 @@ class VllmEngine(Engine):
                 final = out
         except VllmDead as e:
             raise EngineDeadError(str(e) or "vLLM engine core died") from e
-        self._last_progress = time.monotonic()
         if final is None or not final.outputs:
             raise EngineDeadError("vLLM returned no output")
         o = final.outputs[0]

@@ -1,0 +1,436 @@
+"""GPU benchmark of the vLLM engine (LightOnOCR-2-1B, dummy weights) -- rows engine, daemon, seed.
+
+Run on the GPU machine (see bench/RESULTS.md for the figures and bench/device_run.sh for the call):
+
+    python bench/bench_gpu.py pages  --dir W --docs 32 --pages-per-doc 8     # make PDFs + pre-rendered PNGs
+    python bench/bench_gpu.py engine --dir W [--mbt 16384] [--seqs 256]       # LLM.generate (offline)
+    python bench/bench_gpu.py engine-async --dir W ...                        # AsyncLLM, all pages at once
+    python bench/bench_gpu.py daemon --dir W ...                              # ocr-daemon run + inbox drop
+    python bench/bench_gpu.py seed   --dir W --pages 16                       # vllm serve + 1-at-a-time client
+    python bench/bench_gpu.py report --results R.jsonl                        # markdown table
+
+Every row uses the same engine settings (``daemon.engines.vllm_engine.engine_args`` of one config),
+output forced to ``--out-tokens`` tokens per page (``ignore_eos``), pages of 1176x1540 px
+(42x55 cells of 28 px = 2310 image tokens). Each row appends one JSON line to ``--results``.
+GPU memory is sampled with nvidia-smi (whole card, all processes) every 0.5 s during each row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PAGE_PT = (588, 770)  # rendered at 2x -> 1176x1540 px
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+class GpuMem:
+    """Peak of nvidia-smi memory.used (MiB) while active."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                out = subprocess.run(
+                    ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                    capture_output=True, text=True, timeout=5,
+                ).stdout
+                self.peak = max(self.peak, max(int(x) for x in out.split()))
+            except Exception:
+                pass
+            self._stop.wait(0.5)
+
+    def __enter__(self) -> GpuMem:
+        self._t.start()
+        return self
+
+    def __exit__(self, *a: object) -> None:
+        self._stop.set()
+        self._t.join(2)
+
+
+def cfg_for(args: argparse.Namespace) -> Any:
+    from daemon.config import EngineCfg
+
+    v: dict[str, Any] = {
+        "load_format": "dummy",
+        "max_num_batched_tokens": args.mbt,
+        "max_num_seqs": args.seqs,
+        "gpu_memory_utilization": args.gpu_util,
+        "max_pages_in_flight": args.in_flight,
+    }
+    if args.profile:
+        v["profile"] = args.profile
+    return EngineCfg(kind="vllm", model=str(args.model), vllm=v)
+
+
+def engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    from daemon.engines.vllm_engine import engine_args
+
+    kw = engine_args(cfg_for(args))
+    kw["disable_log_stats"] = True
+    return kw
+
+
+def sampling(args: argparse.Namespace, **extra: Any) -> Any:
+    from vllm import SamplingParams
+
+    return SamplingParams(temperature=0.2, top_p=0.9, max_tokens=args.out_tokens, ignore_eos=True, **extra)
+
+
+def load_pages(args: argparse.Namespace) -> list[Any]:
+    from PIL import Image
+
+    files = sorted((Path(args.dir) / "png").glob("*.png"))[: args.pages or None]
+    return [Image.open(f).convert("RGB") for f in files]
+
+
+def record(args: argparse.Namespace, row: dict[str, Any]) -> None:
+    row.update(
+        date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
+        mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
+        patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "1"),
+    )
+    print("RESULT", json.dumps(row), flush=True)
+    with open(args.results, "a") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+# ----------------------------------------------------------------------------- pages
+
+
+def make_pages(args: argparse.Namespace) -> None:
+    """PDFs of ``--pages-per-doc`` pages of dense text + each page pre-rendered as PNG (2x)."""
+    import random
+
+    import pymupdf as fitz
+
+    d = Path(args.dir)
+    (d / "pdf").mkdir(parents=True, exist_ok=True)
+    (d / "png").mkdir(parents=True, exist_ok=True)
+    rnd = random.Random(7)
+    words = ["invoice", "total", "amount", "date", "payment", "account", "reference", "order", "customer", "tax", "due"]
+    n = 0
+    for di in range(args.docs):
+        doc = fitz.open()
+        for _ in range(args.pages_per_doc):
+            page = doc.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
+            y = 40.0
+            while y < PAGE_PT[1] - 30:
+                line = " ".join(rnd.choice(words) for _ in range(rnd.randint(6, 12)))
+                page.insert_text((36, y), f"{line} {rnd.randint(1, 99999)}", fontsize=10)
+                y += 14
+            pix = page.get_pixmap(matrix=fitz.Matrix(2, 2))
+            pix.save(str(d / "png" / f"p{n:05d}.png"))
+            n += 1
+        doc.save(str(d / "pdf" / f"doc{di:03d}.pdf"))
+        doc.close()
+    one = fitz.open()
+    p = one.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
+    p.insert_text((36, 60), "single page latency probe", fontsize=12)
+    one.save(str(d / "one.pdf"))
+    print(f"wrote {args.docs} PDFs x {args.pages_per_doc} pages and {n} PNGs in {d}")
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def row_engine(args: argparse.Namespace) -> None:
+    """Offline ``LLM.generate`` of the pre-rendered pages (vLLM's own serial preprocessing included)."""
+    from vllm import LLM
+
+    from daemon.engines.vllm_engine import patch_pixtral_attention
+
+    patch_pixtral_attention()
+    pages = load_pages(args)
+    kw = engine_kwargs(args)
+    kw.pop("renderer_num_workers", None)  # offline LLM uses the synchronous renderer
+    t0 = time.time()
+    llm = LLM(**kw)
+    t_start = time.time() - t0
+    tok = llm.get_tokenizer()
+    prompt = tok.apply_chat_template([{"role": "user", "content": [{"type": "image"}]}], tokenize=False, add_generation_prompt=True)
+    warm = [{"prompt": prompt, "multi_modal_data": {"image": im}} for im in pages[:8]]
+    llm.generate(warm, sampling(args), use_tqdm=False)
+    reqs = [{"prompt": prompt, "multi_modal_data": {"image": im}} for im in pages]
+    with GpuMem() as mem:
+        t1 = time.time()
+        outs = llm.generate(reqs, sampling(args), use_tqdm=False)
+        dt = time.time() - t1
+    toks = sum(len(o.outputs[0].token_ids) for o in outs)
+    record(args, {"row": "engine", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
+                  "out_tokens_total": toks, "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1)})
+
+
+def row_engine_async(args: argparse.Namespace) -> None:
+    """``AsyncLLM`` with every page submitted at once (renderer thread pool preprocessing)."""
+    from vllm import AsyncEngineArgs
+    from vllm.sampling_params import RequestOutputKind
+    from vllm.v1.engine.async_llm import AsyncLLM
+
+    from daemon.engines.textguard import pad_to_multiple
+    from daemon.engines.vllm_engine import patch_pixtral_attention
+
+    patch_pixtral_attention()
+    pages = [pad_to_multiple(im, 28) for im in load_pages(args)]
+    kw = engine_kwargs(args)
+
+    async def main() -> None:
+        t0 = time.time()
+        llm = AsyncLLM.from_engine_args(AsyncEngineArgs(**kw))
+        t_start = time.time() - t0
+        tok = llm.renderer.get_tokenizer()
+        prompt = tok.apply_chat_template([{"role": "user", "content": [{"type": "image"}]}], tokenize=False, add_generation_prompt=True)
+        sp = sampling(args, output_kind=RequestOutputKind.FINAL_ONLY)
+        ids = iter(range(10**9))
+
+        async def one(im: Any) -> int:
+            p: dict[str, Any] = {"prompt": prompt, "multi_modal_data": {"image": im}}
+            if args.no_resize:
+                p["mm_processor_kwargs"] = {"do_resize": False}
+            inp = await llm.renderer.render_cmpl_async([p])
+            last = None
+            async for out in llm.generate(inp[0], sp, f"r{next(ids)}"):
+                last = out
+            assert last is not None
+            return len(last.outputs[0].token_ids)
+
+        await asyncio.gather(*(one(im) for im in pages[:8]))
+        with GpuMem() as mem:
+            t1 = time.time()
+            toks = await asyncio.gather(*(one(im) for im in pages))
+            dt = time.time() - t1
+        record(args, {"row": "engine-async", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
+                      "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1),
+                      "no_resize": bool(args.no_resize)})
+        llm.shutdown()
+
+    asyncio.run(main())
+
+
+def row_vllm_engine(args: argparse.Namespace) -> None:
+    """Our ``VllmEngine`` (submit() from 16 threads), no daemon around it."""
+    import concurrent.futures as cf
+
+    from daemon.engines.base import PageRequest
+    from daemon.engines.vllm_engine import VllmEngine
+
+    VllmEngine.sampling_overrides = {"ignore_eos": True, "max_tokens": args.out_tokens}
+    VllmEngine.guards = False
+    pages = load_pages(args)
+    eng = VllmEngine(cfg_for(args))
+    t0 = time.time()
+    eng.start()
+    t_start = time.time() - t0
+    eng.recognize([PageRequest("warm", i, im) for i, im in enumerate(pages[:8])])
+    with GpuMem() as mem, cf.ThreadPoolExecutor(16) as ex:
+        t1 = time.time()
+        futs = list(ex.map(lambda ia: eng.submit(PageRequest(f"doc-{ia[0] // 8}", ia[0] % 8, ia[1], priority=ia[0] % 8)), enumerate(pages)))
+        res = [f.result() for f in futs]
+        dt = time.time() - t1
+    eng.close()
+    record(args, {"row": "vllm-engine", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
+                  "out_tokens_total": sum(int(r.meta.get("tokens", 0)) for r in res), "gpu_mem_peak_mib": mem.peak,
+                  "engine_start_s": round(t_start, 1)})
+
+
+def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
+    import yaml
+
+    cfg = {
+        "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
+                   "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
+                   "rescan_interval": 3600},
+        "engine": {"kind": "vllm", "model": str(args.model), "autorotate": False,
+                   "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
+                            "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
+                            **({"profile": args.profile} if args.profile else {})}},
+        "inboxes": [{"path": str(work / "inbox"), "stability_delay": 0.5}],
+        "routes": [{"name": "all", "formats": ["txt", "md", "json"], "destination": str(work / "out")}],
+    }
+    p = work / "rules.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    return p
+
+
+def _count_json(folder: Path) -> int:
+    return sum(1 for _ in folder.rglob("*.json")) if folder.exists() else 0
+
+
+def row_daemon(args: argparse.Namespace) -> None:
+    """``ocr-daemon run`` (bench wrapper: forced output length); PDFs dropped into the inbox at once."""
+    work = Path(args.dir) / f"daemon-{int(time.time())}"
+    for sub in ("inbox", "out", "state", "failed", "stage"):
+        (work / sub).mkdir(parents=True)
+    conf = _daemon_config(args, work)
+    log = open(work / "daemon.log", "w")  # noqa: SIM115 - the daemon writes it until the finally below
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, str(ROOT / "bench" / "daemon_bench_wrapper.py"), str(args.out_tokens), "run", "--config", str(conf), "--engine", "vllm"]
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
+    try:
+        while "initial scan" not in (work / "daemon.log").read_text():
+            if proc.poll() is not None:
+                raise SystemExit(f"daemon exited with {proc.returncode}; see {work / 'daemon.log'}")
+            time.sleep(0.5)
+        t_ready = time.time() - t0
+        out = work / "out"
+        # warm-up + idle latency: one 1-page file into the idle daemon
+        lat = []
+        for k in range(2):
+            src = work / "stage" / f"one{k}.pdf"
+            shutil.copy(Path(args.dir) / "one.pdf", src)
+            before = _count_json(out)
+            t1 = time.time()
+            os.rename(src, work / "inbox" / src.name)
+            while _count_json(out) <= before:
+                time.sleep(0.02)
+            lat.append(time.time() - t1)
+        pdfs = sorted((Path(args.dir) / "pdf").glob("*.pdf"))
+        staged = []
+        for p in pdfs:
+            dst = work / "stage" / p.name
+            shutil.copy(p, dst)
+            staged.append(dst)
+        import pymupdf as fitz
+
+        n_pages = sum(fitz.open(str(p)).page_count for p in staged)
+        base = _count_json(out)
+        with GpuMem() as mem:
+            t1 = time.time()
+            for p in staged:
+                os.rename(p, work / "inbox" / p.name)
+            while _count_json(out) < base + len(staged):
+                if proc.poll() is not None:
+                    raise SystemExit(f"daemon died with {proc.returncode}")
+                time.sleep(0.05)
+            dt = time.time() - t1
+        failed = list((work / "failed").iterdir())
+        record(args, {"row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
+                      "pages_per_s": round(n_pages / dt, 3), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1),
+                      "idle_latency_s": [round(x, 2) for x in lat], "failed": len(failed),
+                      "stability_delay_s": 0.5, "doc_workers": args.doc_workers})
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(90)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}.log")
+
+
+def row_seed(args: argparse.Namespace) -> None:
+    """``vllm serve`` with the model card's flags; a client posting one page at a time."""
+    import base64
+    import io
+
+    pages = load_pages(args)
+    port = 8765
+    cmd = ["vllm", "serve", str(args.model), "--port", str(port), "--load-format", "dummy",
+           "--limit-mm-per-prompt", '{"image": 1}', "--mm-processor-cache-gb", "0", "--no-enable-prefix-caching"]
+    if shutil.which("vllm") is None:
+        cmd = [sys.executable, "-m", "vllm.entrypoints.cli.main", *cmd[1:]]
+    log = open(Path(args.results).parent / "seed-serve.log", "w")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        t0 = time.time()
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except Exception:
+                if proc.poll() is not None:
+                    raise SystemExit(f"vllm serve exited {proc.returncode}") from None
+                time.sleep(1)
+        t_ready = time.time() - t0
+
+        def post(im: Any) -> int:
+            buf = io.BytesIO()
+            im.save(buf, format="PNG")
+            url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+            body = {"model": str(args.model), "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}],
+                    "max_tokens": args.out_tokens, "temperature": 0.2, "top_p": 0.9, "ignore_eos": True}
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=600) as r:
+                return int(json.load(r)["usage"]["completion_tokens"])
+
+        post(pages[0])
+        with GpuMem() as mem:
+            t1 = time.time()
+            toks = [post(im) for im in pages]
+            dt = time.time() - t1
+        record(args, {"row": "seed", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
+                      "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1)})
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def report(args: argparse.Namespace) -> None:
+    rows = [json.loads(x) for x in Path(args.results).read_text().splitlines() if x.strip()]
+    print("| row | settings | pages | seconds | pages/s | GPU mem peak (MiB) | notes |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        s = f"mbt={r['mbt']} seqs={r['seqs']} profile={r['profile']} patch={r['patch']}"
+        notes = {k: v for k, v in r.items() if k in ("engine_start_s", "ready_s", "idle_latency_s", "failed", "no_resize")}
+        print(f"| {r['row']} | {s} | {r['pages']} | {r['seconds']} | {r['pages_per_s']} | {r.get('gpu_mem_peak_mib')} | {notes} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("row", choices=["pages", "engine", "engine-async", "vllm-engine", "daemon", "seed", "report"])
+    ap.add_argument("--dir", default="/tmp/benchwork")
+    ap.add_argument("--model", default="/tmp/dummymodel")
+    ap.add_argument("--results", default="/tmp/benchwork/results.jsonl")
+    ap.add_argument("--docs", type=int, default=32)
+    ap.add_argument("--pages-per-doc", type=int, default=8)
+    ap.add_argument("--pages", type=int, default=0, help="use only the first N pre-rendered pages (0 = all)")
+    ap.add_argument("--out-tokens", type=int, default=1000)
+    ap.add_argument("--mbt", type=int, default=16384)
+    ap.add_argument("--seqs", type=int, default=256)
+    ap.add_argument("--gpu-util", type=float, default=0.85)
+    ap.add_argument("--in-flight", type=int, default=512)
+    ap.add_argument("--profile", default="")
+    ap.add_argument("--no-resize", action="store_true")
+    ap.add_argument("--doc-workers", type=int, default=32)
+    ap.add_argument("--render-workers", type=int, default=0)
+    args = ap.parse_args()
+    if args.row not in ("pages", "report"):
+        os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
+        if not Path(args.model, "config.json").exists():
+            from daemon.modelfolder import write_dummy_model
+
+            write_dummy_model(Path(args.model))
+    Path(args.results).parent.mkdir(parents=True, exist_ok=True)
+    {"pages": make_pages, "engine": row_engine, "engine-async": row_engine_async, "vllm-engine": row_vllm_engine,
+     "daemon": row_daemon, "seed": row_seed, "report": report}[args.row](args)
+
+
+if __name__ == "__main__":
+    main()

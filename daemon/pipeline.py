@@ -90,6 +90,13 @@ class RenderPool:
                 self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
             return self._pool
 
+    def warm(self) -> None:
+        """Start the workers and import the render modules in them now, not on the first file."""
+        pool = self.get()
+        for f in [pool.submit(render.probe, Path("/")) for _ in range(self.workers)]:
+            with contextlib.suppress(Exception):
+                f.result(timeout=120)
+
     def reset(self, broken: cf.ProcessPoolExecutor) -> None:
         with self._lock:
             if self._pool is broken:

@@ -145,6 +145,7 @@ class Service:
             log.info("re-queued %d document(s) left in processing by an unclean stop", recovered)
         self._start_engine()
         self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
+        self.pipeline.pool.warm()
         for i in range(self.cfg.daemon.workers):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()

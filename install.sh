@@ -301,6 +301,18 @@ if [ $WITH_GPU = 1 ]; then
 elif [ -e "$DROPIN" ]; then
   warn "no GPU found but $DROPIN exists (from an earlier install); left in place"
 fi
+# The base unit allows only local sockets; a remote OpenAI-compatible engine needs the network.
+ENGINE_KIND=$("$VENV/bin/python" -c 'import sys
+from daemon.config import load_config
+print(load_config(sys.argv[1]).engine.kind)' "$CONF" 2>/dev/null || echo unknown)
+NET_DROPIN=$UNIT_DIR/ocr-daemon.service.d/network.conf
+if [ "$ENGINE_KIND" = openai ]; then
+  mkdir -p "$UNIT_DIR/ocr-daemon.service.d"
+  install -m 0644 "$REPO_DIR/systemd/ocr-daemon.service.d/network.conf" "$NET_DROPIN"
+  log "unit: network drop-in $NET_DROPIN (engine.kind: openai)"
+elif [ -e "$NET_DROPIN" ]; then
+  warn "$NET_DROPIN exists but engine.kind is $ENGINE_KIND; left in place (remove it if the engine needs no network)"
+fi
 
 # --- 7. Check the config with the installed package ----------------------------------------
 CONFIG_OK=1

@@ -24,19 +24,24 @@ CMD ARGS...`` runs CMD under the unit's seccomp filters.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 UNIT = REPO / "systemd" / "ocr-daemon.service"
 GPU_DROPIN = REPO / "systemd" / "ocr-daemon.service.d" / "gpu.conf"
+NET_DROPIN = REPO / "systemd" / "ocr-daemon.service.d" / "network.conf"
 BIN = "/opt/ocr-daemon/venv/bin/ocr-daemon"
 MAX_EXPOSURE = 2.5
 
@@ -92,18 +97,18 @@ def seconds(span: str) -> float:
 # --- systemd-analyze helpers ------------------------------------------------------------------
 
 
-def stage_unit(tmp_path: Path, with_gpu: bool, extra: str = "") -> Path:
-    """Copy the unit (+ drop-in) into tmp_path, with the ocr-daemon binary pointing at a stub."""
+def stage_unit(tmp_path: Path, with_gpu: bool = False, extra: str = "", dropins: tuple[Path, ...] = ()) -> Path:
+    """Copy the unit (+ drop-ins) into tmp_path, with the ocr-daemon binary pointing at a stub."""
     stub = tmp_path / "bin" / "ocr-daemon"
     stub.parent.mkdir(parents=True, exist_ok=True)
     stub.write_text("#!/bin/sh\nexit 0\n")
     stub.chmod(0o755)
     unit = tmp_path / "ocr-daemon.service"
     unit.write_text(UNIT.read_text().replace(BIN, str(stub)) + extra)
-    if with_gpu:
+    for dropin in (GPU_DROPIN,) * with_gpu + dropins:
         d = tmp_path / "ocr-daemon.service.d"
         d.mkdir(exist_ok=True)
-        shutil.copy(GPU_DROPIN, d / "gpu.conf")
+        shutil.copy(dropin, d / dropin.name)
     return unit
 
 
@@ -139,6 +144,10 @@ def test_verify_with_gpu_dropin_prints_nothing(tmp_path: Path) -> None:
     assert verify_output(stage_unit(tmp_path, with_gpu=True)) == ""
 
 
+def test_verify_with_network_dropin_prints_nothing(tmp_path: Path) -> None:
+    assert verify_output(stage_unit(tmp_path, dropins=(NET_DROPIN,))) == ""
+
+
 def test_verify_output_catches_unknown_keys(tmp_path: Path) -> None:
     # The check above is only worth something if verify reports mistakes it does not fail on.
     out = verify_output(stage_unit(tmp_path, with_gpu=False, extra="ProtectSytem=strict\n"))
@@ -154,6 +163,12 @@ def test_security_exposure_with_gpu_dropin_at_most_2_5(tmp_path: Path) -> None:
     gpu = exposure(stage_unit(tmp_path / "gpu", with_gpu=True))
     # The drop-in is really applied (it opens devices and the network), and still scores well.
     assert base < gpu <= MAX_EXPOSURE
+
+
+def test_security_exposure_with_network_dropin_at_most_2_5(tmp_path: Path) -> None:
+    base = exposure(stage_unit(tmp_path / "base"))
+    net = exposure(stage_unit(tmp_path / "net", dropins=(NET_DROPIN,)))
+    assert base < net <= MAX_EXPOSURE
 
 
 # --- tests: required keys ---------------------------------------------------------------------
@@ -484,6 +499,73 @@ def test_check_config_runs_under_the_units_seccomp_filters(tmp_path: Path) -> No
     cli = Path(sys.executable).with_name("ocr-daemon")
     r = run_sandboxed(tmp_path, [UNIT], [str(cli), "check-config", "--config", str(rules)])
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+class NotifySocket:
+    """A NOTIFY_SOCKET like systemd's: an AF_UNIX datagram socket collecting sd_notify messages."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(str(path))
+        self.messages: list[str] = []
+
+    def wait_for(self, wanted: str, timeout: float, proc: subprocess.Popen[str]) -> None:
+        """Collect messages until one has the line ``wanted`` (e.g. READY=1)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(wanted in m.splitlines() for m in self.messages):
+                return
+            if proc.poll() is not None:
+                raise AssertionError(f"daemon exited {proc.returncode} before {wanted}; got {self.messages}")
+            self.sock.settimeout(0.2)
+            with contextlib.suppress(TimeoutError):
+                self.messages.append(self.sock.recv(4096).decode())
+        raise AssertionError(f"no {wanted} within {timeout}s; got {self.messages}")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_daemon_runs_under_the_unit_sandbox_and_speaks_sd_notify(tmp_path: Path) -> None:
+    """``ocr-daemon run`` under the unit's seccomp filters, with a NOTIFY_SOCKET and a watchdog as
+    systemd sets them: READY=1 after start, WATCHDOG=1 while idle, a dropped PDF OCRed,
+    RELOADING=1 + READY=1 on SIGHUP, STOPPING=1 and exit code 0 on SIGTERM."""
+    import docgen
+    from conftest import daemon_env, sidecars, wait_for, write_rules
+
+    rules = write_rules(tmp_path)
+    notify = NotifySocket(tmp_path / "notify.sock")
+    env = {**daemon_env(), "NOTIFY_SOCKET": str(notify.path), "WATCHDOG_USEC": "2000000"}
+    log = (tmp_path / "daemon.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, __file__, str(UNIT), "--", sys.executable, "-m", "daemon", "run", "--config", str(rules)],
+        stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
+    )
+    try:
+        notify.wait_for("READY=1", 120, proc)
+        notify.wait_for("WATCHDOG=1", 10, proc)  # idle: pings go on (half of WATCHDOG_USEC)
+        docgen.make_pdf(tmp_path / "drop.pdf", ["Invoice number 4711\n\nTotal due: 120.00 EUR"], scanned=True)
+        (tmp_path / "drop.pdf").rename(tmp_path / "inbox" / "drop.pdf")
+        cars = wait_for(lambda: sidecars(tmp_path / "inbox"), 120, "the sidecar of drop.pdf")
+        assert cars[0]["pages"], cars
+        assert any(m.startswith("STATUS=") for m in notify.messages)
+        proc.send_signal(signal.SIGHUP)
+        notify.wait_for("RELOADING=1", 30, proc)
+        proc.send_signal(signal.SIGTERM)
+        notify.wait_for("STOPPING=1", 30, proc)
+        assert proc.wait(timeout=60) == 0
+        # READY=1 again after the reload, before STOPPING=1.
+        flat = [line for m in notify.messages for line in m.splitlines()]
+        assert "READY=1" in flat[flat.index("RELOADING=1"):flat.index("STOPPING=1")]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+        notify.close()
+    text = (tmp_path / "daemon.log").read_text()
+    assert "Operation not permitted" not in text, text
 
 
 if __name__ == "__main__":

@@ -98,6 +98,10 @@ DEBIAN_TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
 #: 1.9-7, blank pages/photos/noise are refused or score below 1.
 ORIENT_MIN_CONF = 1.5
 
+#: Scripts of the 11 supported languages as OSD names them; an OSD answer naming another
+#: script (on noise it says "Arabic" or "Bengali") is not trusted to turn a page.
+TEXT_SCRIPTS = frozenset({"Latin", "Han", "Japanese", "Katakana", "Hiragana", "Hangul"})
+
 #: A pixel this dark (0-255 luminance) counts as scanner border.
 _DARK = 70
 #: A row/column is border when at least this fraction of it is dark.
@@ -239,6 +243,18 @@ def _probe_pdf(path: Path) -> str | None:
 def _probe_image(path: Path, kind: str) -> str | None:
     size = path.stat().st_size
     name = _KIND_WORDS[kind].split(" ", 1)[1].split()[0]  # "PNG", "JPEG", ...
+    # Container sizes declared in the header: checked first, Pillow may not even open a cut file.
+    if kind == "webp":
+        with open(path, "rb") as f:
+            riff = f.read(12)
+        if size < struct.unpack("<I", riff[4:8])[0] + 8:
+            return "truncated WebP"
+    elif kind == "bmp":
+        with open(path, "rb") as f:
+            hdr = f.read(14)
+        declared = struct.unpack("<I", hdr[2:6])[0]
+        if declared and size < declared:
+            return "truncated BMP"
     try:
         with warnings.catch_warnings(), Image.open(path) as im:
             warnings.simplefilter("ignore")  # "Corrupt EXIF data" and the like: not our verdict
@@ -258,18 +274,6 @@ def _probe_image(path: Path, kind: str) -> str | None:
                     im.load()
             except (OSError, ValueError, SyntaxError) as e:
                 return f"truncated JPEG ({_short(e)})" if "truncat" not in str(e) else "truncated JPEG"
-    elif kind == "webp":
-        with open(path, "rb") as f:
-            riff = f.read(12)
-        declared = struct.unpack("<I", riff[4:8])[0] + 8
-        if size < declared:
-            return "truncated WebP"
-    elif kind == "bmp":
-        with open(path, "rb") as f:
-            hdr = f.read(14)
-        declared = struct.unpack("<I", hdr[2:6])[0]
-        if declared and size < declared:
-            return "truncated BMP"
     elif kind == "tiff":
         return _probe_tiff_extents(path, size)
     return None
@@ -278,7 +282,8 @@ def _probe_image(path: Path, kind: str) -> str | None:
 def _probe_tiff_extents(path: Path, size: int) -> str | None:
     """Every strip/tile of every frame must lie inside the file (header reads only)."""
     try:
-        with Image.open(path) as im:
+        with warnings.catch_warnings(), Image.open(path) as im:
+            warnings.simplefilter("ignore")
             for frame in range(getattr(im, "n_frames", 1)):
                 im.seek(frame)
                 tags = im.tag_v2  # type: ignore[attr-defined]
@@ -381,7 +386,8 @@ def page_count(path: Path, opts: RenderOptions) -> int:
         reason = _probe_image(path, kind)
         if reason:
             raise InputError(reason)
-        with _open_image(path) as im:
+        with warnings.catch_warnings(), _open_image(path) as im:
+            warnings.simplefilter("ignore")
             n = _image_frames(im)
             if n > opts.max_pages:
                 raise InputError(f"too many pages: {n} > limit {opts.max_pages}")
@@ -624,19 +630,20 @@ def detect_orientation(image: Image.Image) -> Orientation | None:
 def make_upright(image: Image.Image) -> tuple[Image.Image, int]:
     """Turn ``image`` upright when OSD is sure; returns (image, degrees turned clockwise).
 
-    A turn needs two agreeing OSD answers: the first (confidence >= ``ORIENT_MIN_CONF``) proposes
-    it, and OSD on the turned image must then see an upright page with the same minimum
-    confidence. Speckle and photos can fool one OSD pass with confidences up to ~3.6 (measured,
-    bench/RESULTS.md), which would turn an upright page sideways; their second answer is random,
-    while real text confirms itself. The check costs one more OSD pass only on pages to turn.
+    A turn needs two agreeing OSD answers: the first (confidence >= ``ORIENT_MIN_CONF``, script
+    one of ``TEXT_SCRIPTS``) proposes it, and OSD on the turned image must then see an upright
+    page with the same minimum confidence and the same script. Speckle and photos can fool one
+    OSD pass with confidences up to ~4.6 (measured, bench/RESULTS.md), which would turn an
+    upright page sideways; their second answer (angle and script) is random, while real text
+    confirms itself. The check costs one more OSD pass, only on pages that are to be turned.
     """
     o = detect_orientation(image)
-    if o is None or not o.rotate_cw or o.confidence < ORIENT_MIN_CONF:
+    if o is None or not o.rotate_cw or o.confidence < ORIENT_MIN_CONF or o.script not in TEXT_SCRIPTS:
         return image, 0
     # PIL rotates counter-clockwise for positive angles.
     turned = image.rotate(-o.rotate_cw, expand=True)
     check = detect_orientation(turned)
-    if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF:
+    if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF or check.script != o.script:
         log.debug("OSD proposed %d deg (conf %.2f) but the check disagreed: %s", o.rotate_cw, o.confidence, check)
         return image, 0
     return turned, o.rotate_cw

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import json
 import os
 import re
 import shutil
@@ -260,6 +261,9 @@ def syscall_group(name: str, _seen: set[str] | None = None) -> set[str]:
     if name in seen:
         return set()
     seen.add(name)
+    cache = os.environ.get("SYSCALL_GROUPS_JSON")  # for machines without systemd-analyze
+    if cache:
+        return set(json.loads(Path(cache).read_text())[name])
     out = subprocess.run(["systemd-analyze", "syscall-filter", name], capture_output=True,
                          text=True, check=True).stdout
     result: set[str] = set()

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from daemon import __version__
-from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, load_config
+from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, filesystem_problems, load_config
 from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,12 @@ def cmd_check_config(args: argparse.Namespace) -> int:
         for p in e.problems:
             print(p, file=sys.stderr)
         print(f"{args.config}: {len(e.problems)} error(s)", file=sys.stderr)
+        return ExitCode.CONFIG
+    fs = filesystem_problems(cfg)
+    if fs:
+        for p in fs:
+            print(p, file=sys.stderr)
+        print(f"{args.config}: {len(fs)} error(s)", file=sys.stderr)
         return ExitCode.CONFIG
     warns = config_warnings(cfg)
     for w in warns:
@@ -216,7 +222,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     counts = journal.counts()
     fails = journal.recent_failures(10)
     if args.json:
-        print(json.dumps({"counts": counts, "recent_failures": [{k: f[k] for k in ("id", "path", "error", "final_path")} for f in fails]}, indent=2))
+        print(json.dumps({"counts": counts, "recent_failures": [{k: (str(f[k]) if isinstance(f[k], Path) else f[k]) for k in ("id", "path", "error", "final_path")} for f in fails]}, indent=2))
         return ExitCode.OK
     print(f"journal: {journal.path}")
     for state in ("queued", "processing", "done", "duplicate", "failed"):
@@ -244,7 +250,7 @@ def cmd_requeue(args: argparse.Namespace) -> int:
                 print(f"{p}: not in the journal", file=sys.stderr)
     n = 0
     for row in rows:
-        orig, now = Path(row["path"]), Path(row["final_path"]) if row["final_path"] else None
+        orig, now = row["path"], row["final_path"]
         ids = journal.requeue(paths=[orig])
         if not ids:
             continue

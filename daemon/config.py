@@ -58,8 +58,11 @@ class DaemonCfg(Strict):
     pages_in_flight_per_document: int = Field(64, ge=1, description="pages of one document rendered/OCRed at once")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     rescan_interval: float = Field(60.0, gt=0, description="seconds between safety rescans")
-    max_attempts: int = Field(5, ge=1, description="tries before a transient failure becomes final")
+    max_attempts: int = Field(
+        3, ge=1, description="tries of a file that crashes its render worker (or hits an internal error) before it is failed"
+    )
     retry_backoff: float = Field(10.0, ge=0, description="seconds before the first retry; doubles")
+    retry_backoff_max: float = Field(600.0, ge=0, description="longest wait between retries")
     duplicates: Literal["link", "process"] = "link"
     drain_timeout: float = Field(60.0, ge=0, description="seconds SIGTERM waits for in-flight work")
 
@@ -105,6 +108,8 @@ class EngineCfg(Strict):
     render_longest_edge: int = Field(1540, ge=256, le=10000)
     max_pages: int = Field(500, ge=1)
     max_image_pixels: int = Field(100_000_000, ge=1_000_000)
+    render_timeout: float = Field(120.0, gt=0, description="seconds one page may take to render")
+    render_memory_mb: int = Field(4096, ge=256, description="address-space limit of each render worker")
     autorotate: bool = True
     crop_borders: bool = True
     sampling: SamplingCfg = Field(default_factory=SamplingCfg)
@@ -455,7 +460,7 @@ def load_config(path: Path | str) -> Config:
     return cfg
 
 
-def _template_root(t: str) -> Path:
+def template_root(t: str) -> Path:
     """The fixed folder prefix of a template (the part before the first placeholder)."""
     fixed = t.split("{", 1)[0]
     return Path(fixed) if fixed.endswith("/") or "{" not in t else Path(fixed).parent
@@ -478,7 +483,7 @@ def config_warnings(cfg: Config) -> list[str]:
         for key, tmpl in (("destination", r.destination), ("archive_to", r.archive_to)):
             if not tmpl or tmpl == "beside":
                 continue
-            ib = inside(_template_root(tmpl))
+            ib = inside(template_root(tmpl))
             if ib is not None:
                 warns.append(
                     f"{src}: routes[{i}].{key}: {tmpl!r} is inside watched inbox {ib.name!r}; "
@@ -491,3 +496,32 @@ def config_warnings(cfg: Config) -> list[str]:
     if not cfg.routes or not cfg.routes[-1].match.is_catch_all():
         warns.append(f"{src}: routes: no catch-all route at the end; the built-in default (txt, md, json beside the source) applies")
     return warns
+
+
+def filesystem_problems(cfg: Config) -> list[str]:
+    """Folders a source is *moved* to (failed folder, archive_to) must be on the same filesystem
+    as the inboxes it comes from: the daemon moves sources by rename only, never by
+    copy-then-delete, so a crash can never leave a half copy as the only copy."""
+    from daemon.outputs import same_filesystem
+
+    src = str(cfg.source_path or "rules.yaml")
+    problems = []
+    for ib in cfg.inboxes:
+        if not same_filesystem(ib.path, cfg.daemon.failed_dir):
+            problems.append(
+                f"{src}: daemon.failed_dir: {cfg.daemon.failed_dir} is on another filesystem than inbox "
+                f"{ib.name!r} ({ib.path}); sources are moved by rename only, so put them on one filesystem"
+            )
+    for i, r in enumerate(cfg.routes):
+        if r.source != "archive" or not r.archive_to:
+            continue
+        for ib in cfg.inboxes:
+            if r.match.inbox and ib.name not in r.match.inbox:
+                continue
+            root = template_root(r.archive_to)
+            if not same_filesystem(ib.path, root):
+                problems.append(
+                    f"{src}: routes[{i}].archive_to: {root} is on another filesystem than inbox {ib.name!r} "
+                    f"({ib.path}); sources are moved by rename only, so put them on one filesystem"
+                )
+    return problems

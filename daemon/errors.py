@@ -6,8 +6,10 @@ Contract:
   ``reason`` written for a human. Never retried.
 - ``TransientError`` (recoverable): something around the file is temporarily wrong (engine
   busy/restarting, disk full, destination read-only, file locked). The document is retried with
-  exponential backoff and never sent to the failed folder for this reason alone; only the
-  attempts limit (``daemon.max_attempts``) turns repeated transient failures into a failure.
+  exponential backoff (capped at ``daemon.retry_backoff_max``) and never sent to the failed
+  folder for this reason: once the disk has room again or the engine is back, it goes through.
+- ``WorkerCrash`` (transient, counted): the render worker died or hit its time/memory limit on
+  this file; after ``daemon.max_attempts`` such tries the document is failed.
 - ``EngineDeadError``: the OCR engine itself is gone; in-flight pages are re-queued and the engine
   is restarted by its owner. A subclass of ``TransientError`` so callers that only care about
   "retry or fail" need not know it.
@@ -47,6 +49,12 @@ class InputError(OcrDaemonError):
 
 class TransientError(OcrDaemonError):
     """A temporary problem; the document is retried later."""
+
+
+class WorkerCrash(TransientError):
+    """A render worker crashed, ran out of memory or time on this file. Unlike other transient
+    errors these are *counted*: after ``daemon.max_attempts`` the document is failed, because a
+    file that kills its renderer every time must not be retried forever."""
 
 
 class EngineDeadError(TransientError):

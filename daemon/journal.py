@@ -15,9 +15,11 @@ Contract:
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -41,7 +43,8 @@ CREATE TABLE IF NOT EXISTS documents (
     mtime       REAL NOT NULL,
     sha256      TEXT NOT NULL,
     state       TEXT NOT NULL,
-    attempts    INTEGER NOT NULL DEFAULT 0,
+    attempts    INTEGER NOT NULL DEFAULT 0,      -- times claimed for processing
+    strikes     INTEGER NOT NULL DEFAULT 0,      -- counted failures (worker crashes, internal errors)
     not_before  REAL NOT NULL DEFAULT 0,      -- retry backoff: do not start before this time
     error       TEXT,
     language    TEXT,
@@ -61,6 +64,32 @@ CREATE INDEX IF NOT EXISTS documents_sha ON documents(sha256);
 CREATE INDEX IF NOT EXISTS documents_state ON documents(state);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
+
+
+def db_path(p: Path | str | None) -> str | None:
+    """A path as journal text. Names that are not valid UTF-8 (legal on Linux) are stored as
+    ``b64:<base64 of the raw bytes>`` so they round-trip exactly; SQLite text must be UTF-8."""
+    if p is None:
+        return None
+    raw = os.fsencode(p)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "b64:" + base64.b64encode(raw).decode("ascii")
+    return "b64:" + base64.b64encode(raw).decode("ascii") if text.startswith("b64:") else text
+
+
+def from_db_path(s: str | None) -> Path | None:
+    if s is None:
+        return None
+    if s.startswith("b64:"):
+        return Path(os.fsdecode(base64.b64decode(s[4:])))
+    return Path(s)
+
+
+def _dump_paths(paths: list[Path]) -> str:
+    # ensure_ascii (the default) escapes lone surrogates, so undecodable names round-trip.
+    return json.dumps([os.fsdecode(p) for p in paths])
 
 
 def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
@@ -131,7 +160,7 @@ class Journal:
     def admit(self, path: Path, inbox: str, *, duplicates: str = "link") -> Admission:
         """Record a stable file. Hashes it only when path+size+mtime are not already known."""
         st = path.stat()
-        spath = str(path)
+        spath = db_path(path)
         db = self._conn()
         row = db.execute(
             "SELECT * FROM documents WHERE path=? AND size=? AND mtime=? ORDER BY id DESC LIMIT 1",
@@ -206,7 +235,7 @@ class Journal:
     def set_planned(self, doc_id: int, paths: list[Path]) -> None:
         """Record the output paths this document owns before writing them (crash repeat safety)."""
         with self._tx() as db:
-            db.execute("UPDATE documents SET planned=?, updated=? WHERE id=?", (json.dumps([str(p) for p in paths]), time.time(), doc_id))
+            db.execute("UPDATE documents SET planned=?, updated=? WHERE id=?", (_dump_paths(paths), time.time(), doc_id))
 
     def planned(self, doc_id: int) -> list[Path]:
         row = self._conn().execute("SELECT planned FROM documents WHERE id=?", (doc_id,)).fetchone()
@@ -233,8 +262,8 @@ class Journal:
                     doctype,
                     route,
                     pages,
-                    json.dumps([str(p) for p in outputs]),
-                    str(final_path) if final_path else None,
+                    _dump_paths(outputs),
+                    db_path(final_path),
                     json.dumps(timings),
                     time.time(),
                     doc_id,
@@ -245,8 +274,15 @@ class Journal:
         with self._tx() as db:
             db.execute(
                 "UPDATE documents SET state='failed', error=?, final_path=?, updated=? WHERE id=?",
-                (error, str(final_path) if final_path else None, time.time(), doc_id),
+                (error, db_path(final_path), time.time(), doc_id),
             )
+
+    def strike(self, doc_id: int) -> int:
+        """Count one crash-type failure; returns the new count."""
+        with self._tx() as db:
+            db.execute("UPDATE documents SET strikes=strikes+1, updated=? WHERE id=?", (time.time(), doc_id))
+            row = db.execute("SELECT strikes FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return int(row["strikes"]) if row else 0
 
     def retry_later(self, doc_id: int, error: str, delay: float) -> None:
         """Back to ``queued`` with a not-before time (transient failure)."""
@@ -260,13 +296,13 @@ class Journal:
         """Record where the source is about to go (archive/failed) *before* moving it, so a
         crash between the move and ``finish`` finds the file again."""
         with self._tx() as db:
-            db.execute("UPDATE documents SET final_path=?, updated=? WHERE id=?", (str(final_path) if final_path else None, time.time(), doc_id))
+            db.execute("UPDATE documents SET final_path=?, updated=? WHERE id=?", (db_path(final_path), time.time(), doc_id))
 
     def finish_duplicate(self, doc_id: int, *, outputs: list[Path], final_path: Path | None) -> None:
         with self._tx() as db:
             db.execute(
                 "UPDATE documents SET state='duplicate', error=NULL, outputs=?, final_path=?, updated=? WHERE id=?",
-                (json.dumps([str(p) for p in outputs]), str(final_path) if final_path else None, time.time(), doc_id),
+                (_dump_paths(outputs), db_path(final_path), time.time(), doc_id),
             )
 
     def requeue(self, *, failed: bool = False, paths: list[Path] | None = None) -> list[int]:
@@ -279,23 +315,26 @@ class Journal:
                 for p in paths or []:
                     rows += db.execute(
                         "SELECT id FROM documents WHERE (path=? OR final_path=?) ORDER BY id DESC LIMIT 1",
-                        (str(p), str(p)),
+                        (db_path(p), db_path(p)),
                     ).fetchall()
             ids = [int(r["id"]) for r in rows]
             for i in ids:
-                db.execute("UPDATE documents SET state='queued', not_before=0, attempts=0, updated=? WHERE id=?", (time.time(), i))
+                db.execute(
+                    "UPDATE documents SET state='queued', not_before=0, attempts=0, strikes=0, updated=? WHERE id=?", (time.time(), i)
+                )
         return ids
 
     def move_source(self, doc_id: int, new_path: Path) -> None:
         """The source file now lives at ``new_path`` (e.g. ``requeue`` of a file in the failed folder)."""
         with self._tx() as db:
-            db.execute("UPDATE documents SET path=?, updated=? WHERE id=?", (str(new_path), time.time(), doc_id))
+            db.execute("UPDATE documents SET path=?, updated=? WHERE id=?", (db_path(new_path), time.time(), doc_id))
 
     # -- queries ---------------------------------------------------------------------------
 
     def get(self, doc_id: int) -> dict[str, Any] | None:
+        """The row as a dict; ``path``/``final_path`` decoded to ``Path`` (or None)."""
         row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
-        return dict(row) if row else None
+        return _row(row) if row else None
 
     def document(self, doc_id: int) -> Document | None:
         row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
@@ -303,9 +342,9 @@ class Journal:
 
     def find(self, path: Path) -> dict[str, Any] | None:
         row = self._conn().execute(
-            "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (str(path), str(path))
+            "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))
         ).fetchone()
-        return dict(row) if row else None
+        return _row(row) if row else None
 
     def counts(self) -> dict[str, int]:
         rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
@@ -315,7 +354,7 @@ class Journal:
         rows = self._conn().execute(
             "SELECT * FROM documents WHERE state='failed' ORDER BY updated DESC LIMIT ?", (limit,)
         ).fetchall()
-        return [dict(r) for r in rows]
+        return [_row(r) for r in rows]
 
     def all_outputs(self) -> set[str]:
         """Every output path ever written or planned (the watcher never takes these as input)."""
@@ -327,10 +366,17 @@ class Journal:
         return out
 
 
+def _row(row: sqlite3.Row) -> dict[str, Any]:
+    d = dict(row)
+    d["path"] = from_db_path(d["path"])
+    d["final_path"] = from_db_path(d["final_path"])
+    return d
+
+
 def _doc(row: sqlite3.Row) -> Document:
     return Document(
         id=int(row["id"]),
-        path=Path(row["path"]),
+        path=from_db_path(row["path"]) or Path(),
         inbox=row["inbox"],
         size=int(row["size"]),
         mtime=float(row["mtime"]),

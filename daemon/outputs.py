@@ -67,6 +67,12 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise _transient(e, f"cannot write {path}") from e
 
 
+def remove_stale_temp(path: Path) -> None:
+    """Remove the temp file ``atomic_write`` would use for ``path``, if a crash left one."""
+    with contextlib.suppress(OSError):
+        (path.parent / f".{path.name}.ocr-tmp").unlink()
+
+
 def plan_output_set(
     dest: Path, stem: str, names_for: Callable[[str], list[str]], owned: set[Path]
 ) -> tuple[str, list[Path]]:

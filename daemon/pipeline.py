@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import errno
 import logging
 import multiprocessing
 import os
@@ -33,10 +34,11 @@ from daemon import render
 from daemon.classify import classify
 from daemon.config import Config
 from daemon.engines.base import Engine, PageRequest
-from daemon.errors import InputError, TransientError
+from daemon.errors import InputError, TransientError, WorkerCrash
 from daemon.journal import Journal
 from daemon.models import Classification, Document, PageText, RenderOptions, RouteDecision
-from daemon.outputs import atomic_write, fsync_dir, move_file, plan_output_set, unique_path
+from daemon.names import display, for_log
+from daemon.outputs import atomic_write, fsync_dir, move_file, plan_output_set, remove_stale_temp, unique_path
 from daemon.route import choose_route
 from daemon.writers import render_outputs
 
@@ -74,11 +76,24 @@ def join_raw_pages(pages: list[str]) -> str:
     return join(pages)
 
 
-class RenderPool:
-    """Worker processes that render pages; rebuilt when a worker dies."""
+def _limit_worker(memory_bytes: int) -> None:
+    """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
+    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash)."""
+    import resource
 
-    def __init__(self, workers: int) -> None:
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    # Be the first the kernel's OOM killer picks, not the daemon.
+    with contextlib.suppress(Exception), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("500")
+
+
+class RenderPool:
+    """Worker processes that render pages; rebuilt when a worker dies or is killed."""
+
+    def __init__(self, workers: int, memory_mb: int = 4096) -> None:
         self.workers = max(1, workers)
+        self.memory_bytes = memory_mb * 1024 * 1024
         self._lock = threading.Lock()
         self._pool: cf.ProcessPoolExecutor | None = None
 
@@ -87,8 +102,19 @@ class RenderPool:
             if self._pool is None:
                 # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
                 ctx = multiprocessing.get_context("forkserver")
-                self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+                self._pool = cf.ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes,)
+                )
             return self._pool
+
+    def kill(self, pool: cf.ProcessPoolExecutor) -> None:
+        """Kill the workers of ``pool`` (a page that hangs the renderer) and start afresh."""
+        # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
+        # terminate_workers); its process table is the only handle.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            with contextlib.suppress(Exception):
+                proc.kill()
+        self.reset(pool)
 
     def warm(self) -> None:
         """Start the workers and import the render modules in them now, not on the first file."""
@@ -118,7 +144,7 @@ class Pipeline:
         self.journal = journal
         self.engine = engine
         n = render_workers if render_workers is not None else cfg.daemon.render_workers
-        self.pool = RenderPool(n or max(1, (os.cpu_count() or 2) // 2))
+        self.pool = RenderPool(n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb)
         self.outputs_seen: set[str] = set(journal.all_outputs())
         self._outputs_lock = threading.Lock()
 
@@ -142,29 +168,61 @@ class Pipeline:
             return self._process(doc, src)
         except InputError as e:
             return self._fail(doc, src, e.reason)
+        except WorkerCrash as e:
+            return self._retry(doc, src, str(e), counted=True)
         except TransientError as e:
-            return self._retry(doc, src, str(e))
-        except Exception as e:  # a bug or an unexpected library error: retry, then fail
+            return self._retry(doc, src, str(e), counted=False)
+        except Exception as e:  # a bug or an unexpected library error: retry a few times, then fail
             log.exception("%s: unexpected error", tag)
-            return self._retry(doc, src, f"internal error: {type(e).__name__}: {e}")
+            return self._retry(doc, src, f"internal error: {type(e).__name__}: {e}", counted=True)
 
     # -- stages -------------------------------------------------------------------------------
 
     def _locate_source(self, doc: Document, row: dict[str, Any]) -> Path:
-        """The source file, checked to be a plain regular file; follows a recorded archive move."""
+        """The source file, checked to be a plain regular file inside its inbox.
+
+        Follows a move recorded before a crash: the journal stores where a source is going
+        (archive or failed folder) before moving it, and a move is link-then-unlink, so after a
+        crash the file is at the old place, the new place, or both (same inode: finish the move).
+        """
         src = doc.path
+        moved: Path | None = row.get("final_path")
+        if moved is not None and moved != src and os.path.lexists(moved):
+            if os.path.lexists(src) and _same_inode(src, moved):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(src)
+                    fsync_dir(src.parent)
+            if not os.path.lexists(src):
+                return moved  # crash between the move and the journal's finish: carry on from there
         if not os.path.lexists(src):
-            moved = row.get("final_path")
-            if moved and os.path.lexists(moved):
-                return Path(moved)  # crash between archive move and finish: carry on from there
             raise InputError("the file disappeared before it could be processed")
         st = os.lstat(src)
         if stat.S_ISLNK(st.st_mode):
             raise InputError("the file is a symbolic link; links are refused so nothing outside the inbox is read")
         if not stat.S_ISREG(st.st_mode):
-            raise InputError("not a regular file")
+            raise InputError("not a regular file (a device, pipe, socket or folder)")
         if st.st_nlink > 1:
             raise InputError(f"the file has {st.st_nlink} hard links; refused so nothing outside the inbox is read")
+        inbox = self.cfg.inbox(doc.inbox)
+        if inbox is not None:
+            root = os.path.realpath(inbox.path)
+            real = os.path.realpath(src.parent)
+            if real != root and not real.startswith(root.rstrip("/") + "/"):
+                raise InputError("the file's folder resolves outside the inbox (a symlinked folder); refused")
+        try:
+            # O_NOFOLLOW|O_NONBLOCK: never follow a link swapped in since the lstat, never block
+            # on a FIFO; fstat checks what was really opened.
+            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise InputError("the file is a symbolic link; refused") from e
+            raise TransientError(f"cannot open the file: {e.strerror}") from e
+        try:
+            fst = os.fstat(fd)
+            if not stat.S_ISREG(fst.st_mode) or fst.st_nlink > 1:
+                raise InputError("the file changed into a link or special file while being opened; refused")
+        finally:
+            os.close(fd)
         return src
 
     def _process(self, doc: Document, src: Path) -> Outcome:
@@ -174,13 +232,13 @@ class Pipeline:
         opts = render_options(self.cfg)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
-        log.info("%s processing %s (%d pages, attempt %d)", tag, src.name, n, doc.attempts)
+        log.info("%s processing %s (%d pages, attempt %d)", tag, for_log(src.name), n, doc.attempts)
         t1 = time.monotonic()
         texts, page_info = self._recognize(doc, src, n, opts)
         timings["ocr"] = time.monotonic() - t1
         t2 = time.monotonic()
         full = "\n\n".join(t.text for t in texts)
-        cls = classify(full, cfg=self.cfg, filename=src.name, pages=n, markdown=self.engine.output_is_markdown)
+        cls = classify(full, cfg=self.cfg, filename=display(src.name), pages=n, markdown=self.engine.output_is_markdown)
         decision, _ = choose_route(self.cfg, path=src, inbox=doc.inbox, cls=cls, pages=n, when=datetime.now())
         timings["classify"] = time.monotonic() - t2
         self._save_raw(doc, [t.text for t in texts])
@@ -189,6 +247,7 @@ class Pipeline:
         outputs = self._write(doc, src, decision, [t.text for t in texts], cls.language, sidecar, timings)
         timings["write"] = time.monotonic() - t3
         final = self._source_action(doc, src, decision)
+        self._cleanup_temp(doc)
         timings["total"] = time.monotonic() - t0
         self.journal.finish(
             doc.id,
@@ -208,11 +267,17 @@ class Pipeline:
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
         pool = self.pool.get()
+        timeout = self.cfg.engine.render_timeout
         try:
-            return pool.submit(render.page_count, src, opts).result()
+            return pool.submit(render.page_count, src, opts).result(timeout=timeout)
+        except cf.TimeoutError as e:
+            self.pool.kill(pool)
+            raise WorkerCrash(f"opening the file took longer than {timeout:.0f}s (render worker killed)") from e
         except cf.process.BrokenProcessPool as e:
             self.pool.reset(pool)
-            raise TransientError("the render worker crashed while opening the file") from e
+            raise WorkerCrash("the render worker crashed while opening the file") from e
+        except MemoryError as e:
+            raise WorkerCrash(f"opening the file needed more than {self.cfg.engine.render_memory_mb} MB") from e
 
     def _recognize(self, doc: Document, src: Path, n: int, opts: RenderOptions) -> tuple[list[PageText], list[dict[str, Any]]]:
         """Render pages in the pool and feed each to the engine as soon as it is ready."""
@@ -221,20 +286,40 @@ class Pipeline:
         langs: list[str] | None = list(inbox.languages) if inbox and inbox.languages else None
         window = max(2, min(n, self.engine.max_in_flight, self.cfg.daemon.pages_in_flight_per_document))
         rendering: dict[cf.Future[Any], int] = {}
-        ocr: dict[cf.Future[PageText], int] = {}
+        started: dict[cf.Future[Any], float] = {}
+        ocr: dict[cf.Future[Any], int] = {}
         results: dict[int, PageText] = {}
         info: dict[int, dict[str, Any]] = {}
+        limit = self.cfg.engine.render_timeout
         next_i = 0
         try:
             while len(results) < n:
                 while next_i < n and len(rendering) + len(ocr) < window:
-                    rendering[pool.submit(render.render_page, src, next_i, opts)] = next_i
+                    rf = pool.submit(render.render_page, src, next_i, opts)
+                    rendering[rf] = next_i
+                    started[rf] = time.monotonic()
                     next_i += 1
-                done, _ = cf.wait([*rendering, *ocr], return_when=cf.FIRST_COMPLETED)
+                # Wake at the earliest render deadline; the clock starts at submission, which is
+                # generous (queueing counts) but never lets a hung page block the document.
+                wait = min((started[r] + limit for r in rendering), default=None)
+                timeout = None if wait is None else max(0.0, wait - time.monotonic())
+                done, _ = cf.wait([*rendering, *ocr], timeout=timeout, return_when=cf.FIRST_COMPLETED)
+                if not done:
+                    late = [rendering[r] for r in rendering if time.monotonic() - started[r] >= limit]
+                    if late:
+                        self.pool.kill(pool)
+                        raise WorkerCrash(f"page {late[0] + 1} took longer than {limit:.0f}s to render (render worker killed)")
+                    continue
                 for f in done:
                     if f in rendering:
                         i = rendering.pop(f)
-                        page = f.result()
+                        started.pop(f, None)
+                        try:
+                            page = f.result()
+                        except MemoryError as e:
+                            raise WorkerCrash(
+                                f"page {i + 1} needed more than {self.cfg.engine.render_memory_mb} MB to render"
+                            ) from e
                         info[i] = {
                             "index": i,
                             "rotation": page.rotation,
@@ -249,10 +334,10 @@ class Pipeline:
                         results[i] = f.result()
         except cf.process.BrokenProcessPool as e:
             self.pool.reset(pool)
-            raise TransientError("the render worker crashed on this file") from e
+            raise WorkerCrash("the render worker crashed on this file") from e
         finally:
-            for f in rendering:
-                f.cancel()
+            for r in rendering:
+                r.cancel()
             for g in ocr:
                 g.cancel()
         return [results[i] for i in range(n)], [info[i] for i in range(n)]
@@ -270,7 +355,7 @@ class Pipeline:
         for t, pi in zip(texts, page_info, strict=True):
             pages.append({**pi, "seconds": round(t.seconds, 3), "flags": t.flags, **({"meta": t.meta} if t.meta else {})})
         return {
-            "source": str(src),
+            "source": display(src),
             "inbox": doc.inbox,
             "sha256": doc.sha256,
             "size": doc.size,
@@ -310,11 +395,16 @@ class Pipeline:
         self.journal.set_planned(doc.id, paths)
         with self._outputs_lock:
             self.outputs_seen.update(str(p) for p in paths)
-        side = {**sidecar, "outputs": [str(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
+        side = {**sidecar, "outputs": [display(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
         files = render_set(stem, side)
         for name, data in files.items():
             atomic_write(dest / name, data)
         return [dest / name for name in files]
+
+    def _cleanup_temp(self, doc: Document) -> None:
+        """Remove temp files a crash left behind for this document's outputs."""
+        for p in self.journal.planned(doc.id):
+            remove_stale_temp(p)
 
     def _source_action(self, doc: Document, src: Path, decision: RouteDecision) -> Path | None:
         action = decision.source_action
@@ -333,11 +423,11 @@ class Pipeline:
         target = unique_path(decision.archive_dir, src.name)
         self.journal.set_final_path(doc.id, target)
         move_file(src, target)
-        log.info("%s archived to %s", doc.tag, target)
+        log.info("%s archived to %s", doc.tag, for_log(target))
         return target
 
     def _save_raw(self, doc: Document, pages: list[str]) -> None:
-        raw = self.cfg.daemon.state_dir / RAW_DIR / f"{doc.id}-{doc.path.stem}.raw.md"
+        raw = self.cfg.daemon.state_dir / RAW_DIR / f"{doc.id}.raw.md"
         try:
             atomic_write(raw, join_raw_pages(pages).encode("utf-8"))
         except TransientError as e:  # the raw copy is a convenience: never fail a document on it
@@ -355,7 +445,7 @@ class Pipeline:
         pages = int(earlier.get("pages") or 0)
         decision, _ = choose_route(self.cfg, path=src, inbox=doc.inbox, cls=cls, pages=pages, when=datetime.now())
         sidecar = {
-            "source": str(src),
+            "source": display(src),
             "inbox": doc.inbox,
             "sha256": doc.sha256,
             "language": cls.language,
@@ -365,14 +455,14 @@ class Pipeline:
             "document_id": doc.id,
             "duplicate_of": {
                 "document_id": earlier_id,
-                "source": earlier.get("path"),
+                "source": display(earlier["path"]) if earlier.get("path") else None,
                 "outputs": _json_list(earlier.get("outputs")),
             },
         }
         outputs = self._write(doc, src, decision, [], cls.language, sidecar, {}, formats=["json"])
         final = self._source_action(doc, src, decision)
         self.journal.finish_duplicate(doc.id, outputs=outputs, final_path=final)
-        log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, src.name)
+        log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, for_log(src.name))
         return Outcome("duplicate", outputs=outputs, final_path=final)
 
     def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
@@ -381,32 +471,48 @@ class Pipeline:
         if os.path.lexists(src):
             try:
                 failed_dir.mkdir(parents=True, exist_ok=True)
-                target = unique_path(failed_dir, src.name)
-                self.journal.set_final_path(doc.id, target)
-                move_file(src, target)
+                if os.path.realpath(src.parent) == os.path.realpath(failed_dir):
+                    target = src  # already moved there before a crash
+                else:
+                    target = unique_path(failed_dir, src.name)
+                    self.journal.set_final_path(doc.id, target)
+                    move_file(src, target)
                 final = target
                 note = (
                     f"ocr-daemon could not process this file.\n\nReason: {reason}\n\n"
-                    f"Original location: {doc.path}\nInbox: {doc.inbox}\nSHA-256: {doc.sha256}\n"
+                    f"Original location: {display(doc.path)}\nInbox: {doc.inbox}\nSHA-256: {doc.sha256}\n"
                     f"Attempts: {doc.attempts}\nWhen: {datetime.now().astimezone().isoformat(timespec='seconds')}\n\n"
-                    f"To try again: ocr-daemon requeue {target}\n"
+                    f"To try again: ocr-daemon requeue '{display(target)}'\n"
                 )
                 atomic_write(failed_dir / f"{target.name}.error.txt", note.encode("utf-8"))
             except (TransientError, OSError) as e:
-                log.error("%s: cannot move to the failed folder (%s); the file stays where it is", doc.tag, e)
+                log.error("%s: cannot move to the failed folder (%s); the file stays where it is", doc.tag, for_log(str(e)))
                 final = src
         self.journal.fail(doc.id, reason, final)
-        log.info("%s failed: %s", doc.tag, reason)
+        log.info("%s failed: %s", doc.tag, for_log(reason))
         return Outcome("failed", final_path=final, reason=reason)
 
-    def _retry(self, doc: Document, src: Path, reason: str) -> Outcome:
+    def _retry(self, doc: Document, src: Path, reason: str, *, counted: bool) -> Outcome:
+        """Back to the queue after a backoff. Environmental problems (disk full, read-only
+        destination, engine restarting) are retried without limit -- the file is fine; crashes
+        of the render worker and internal errors count, and fail the file after max_attempts."""
         d = self.cfg.daemon
-        if doc.attempts >= d.max_attempts:
-            return self._fail(doc, src, f"{reason} (gave up after {doc.attempts} tries)")
-        delay = d.retry_backoff * (2 ** (doc.attempts - 1))
+        if counted:
+            strikes = self.journal.strike(doc.id)
+            if strikes >= d.max_attempts:
+                return self._fail(doc, src, f"{reason} (gave up after {strikes} tries)")
+        delay = min(d.retry_backoff * (2 ** max(0, doc.attempts - 1)), d.retry_backoff_max)
         self.journal.retry_later(doc.id, reason, delay)
-        log.info("%s retry in %.0fs: %s", doc.tag, delay, reason)
+        log.info("%s retry in %.0fs: %s", doc.tag, delay, for_log(reason))
         return Outcome("retry", retry_in=delay, reason=reason)
+
+
+def _same_inode(a: Path, b: Path) -> bool:
+    try:
+        sa, sb = os.lstat(a), os.lstat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
 def _json_list(v: Any) -> list[str]:

@@ -27,12 +27,13 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from daemon import render
-from daemon.config import Config, load_config
+from daemon.config import Config, filesystem_problems, load_config
 from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.journal import Journal
 from daemon.models import Candidate
+from daemon.names import for_log
 from daemon.pipeline import Pipeline
 from daemon.sdnotify import notify, watchdog_interval
 from daemon.stability import StabilityTracker
@@ -121,7 +122,7 @@ class Service:
     def _skip_known(self, path: Path, st: Any) -> bool:
         """Cheap pre-check: skip files the journal already has with this size+mtime."""
         row = self.journal.find(path)
-        return bool(row and row["path"] == str(path) and row["size"] == st.st_size and row["mtime"] == st.st_mtime)
+        return bool(row and row["path"] == path and row["size"] == st.st_size and row["mtime"] == st.st_mtime)
 
     def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
         try:
@@ -129,17 +130,20 @@ class Service:
         except FileNotFoundError:
             return
         except OSError as e:
-            log.warning("cannot read %s: %s (will retry on the next scan)", cand.path.name, e.strerror)
+            log.warning("cannot read %s: %s (will retry on the next scan)", for_log(cand.path.name), e.strerror)
             return
         if adm.action in ("queued", "duplicate") and adm.document is not None:
             d = adm.document
             extra = f" (duplicate of doc-{adm.duplicate_of})" if adm.duplicate_of else ""
-            log.info("%s queued %s from inbox %r%s", d.tag, cand.path.name, cand.inbox, extra)
+            log.info("%s queued %s from inbox %r%s", d.tag, for_log(cand.path.name), cand.inbox, extra)
             self.queue.put(d.id)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> None:
+        problems = filesystem_problems(self.cfg)
+        if problems:
+            raise ConfigError(problems)
         recovered = self.journal.recover()
         if recovered:
             log.info("re-queued %d document(s) left in processing by an unclean stop", recovered)
@@ -300,6 +304,10 @@ class Service:
             new = load_config(self.config_path)
         except ConfigError as e:
             log.error("reload: %s is invalid, keeping the running config:\n%s", self.config_path, "\n".join(e.problems))
+            return
+        problems = filesystem_problems(new)
+        if problems:
+            log.error("reload: %s is not usable, keeping the running config:\n%s", self.config_path, "\n".join(problems))
             return
         if new.engine != self.cfg.engine or new.daemon.state_dir != self.cfg.daemon.state_dir:
             log.warning("reload: engine/state_dir changes take effect after a restart")

@@ -54,6 +54,7 @@ class Outcome:
     outputs: list[Path] | None = None
     final_path: Path | None = None
     reason: str = ""
+    pages: int = 0
 
 
 def render_options(cfg: Config) -> RenderOptions:
@@ -263,7 +264,7 @@ class Pipeline:
             "%s done: %s/%s via route %r, %d pages in %.1fs -> %s",
             tag, cls.language, cls.doctype, decision.name, n, timings["total"], decision.destination,
         )
-        return Outcome("done", outputs=outputs, final_path=final)
+        return Outcome("done", outputs=outputs, final_path=final, pages=n)
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
         pool = self.pool.get()

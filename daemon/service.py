@@ -19,6 +19,7 @@ import logging
 import signal
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -107,6 +108,7 @@ class Service:
         self.last_progress = time.monotonic()
         self.done_count = 0
         self.pages_done = 0
+        self._recent: deque[tuple[float, int]] = deque(maxlen=10_000)  # (finish time, pages)
         self._started = time.monotonic()
 
     # -- callbacks ------------------------------------------------------------------------------
@@ -242,15 +244,26 @@ class Service:
                     self.queue.put(doc_id, time.time() + outcome.retry_in)
             else:
                 self.done_count += 1
+                self.pages_done += outcome.pages
+                with self._busy_lock:
+                    self._recent.append((time.monotonic(), outcome.pages))
 
-    def _status(self) -> None:
+    def status_line(self) -> str:
+        """Queue depth and throughput, as shown by ``systemctl status`` (sd_notify STATUS=)."""
         counts = self.journal.counts()
+        now = time.monotonic()
         with self._busy_lock:
             busy = len(self._busy)
-        notify(
-            f"STATUS=queue {len(self.queue)} waiting, {busy} processing, {counts.get('done', 0)} done, "
-            f"{counts.get('failed', 0)} failed, {self.tracker.pending()} settling"
+            last = [(t, p) for t, p in self._recent if now - t <= 300]
+        span = max(60.0, now - min((t for t, _ in last), default=now))
+        rate = sum(p for _, p in last) / span * 60 if last else 0.0
+        return (
+            f"{len(self.queue)} queued, {busy} processing, {self.tracker.pending()} settling; "
+            f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed; {rate:.1f} pages/min (5 min)"
         )
+
+    def _status(self) -> None:
+        notify(f"STATUS={self.status_line()}")
 
     # -- main loop --------------------------------------------------------------------------------
 

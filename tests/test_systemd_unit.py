@@ -545,6 +545,7 @@ def test_daemon_runs_under_the_unit_sandbox_and_speaks_sd_notify(tmp_path: Path)
     proc = subprocess.Popen(
         [sys.executable, __file__, str(UNIT), "--", sys.executable, "-m", "daemon", "run", "--config", str(rules)],
         stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
+        start_new_session=True,  # its own process group: render workers are cleaned up with it
     )
     try:
         notify.wait_for("READY=1", 120, proc)
@@ -562,10 +563,12 @@ def test_daemon_runs_under_the_unit_sandbox_and_speaks_sd_notify(tmp_path: Path)
         # READY=1 again after the reload, before STOPPING=1.
         flat = [line for m in notify.messages for line in m.splitlines()]
         assert "READY=1" in flat[flat.index("RELOADING=1"):flat.index("STOPPING=1")]
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n--- daemon log ---\n{(tmp_path / 'daemon.log').read_text()}") from None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         log.close()
         notify.close()
     text = (tmp_path / "daemon.log").read_text()

@@ -288,7 +288,7 @@ def detect_language(text: str, allowed: Sequence[str] = LANGUAGES) -> tuple[str,
         if c["kana"] >= 2 and (kana_ratio >= 0.02 or c["kana"] >= 5):
             lang = "ja"
             conf = min(1.0, 0.6 + 0.4 * min(1.0, kana_ratio * 5)) * share
-        elif c["ja_only"] >= 2 and c["ja_only"] >= 0.03 * c["han"]:
+        elif c["ja_only"] >= 2 and c["ja_only"] >= 0.02 * c["han"]:
             lang = "ja"
             conf = 0.7 * share
         else:

@@ -4,7 +4,8 @@ This is the *tuning* corpus (rules.yaml was written against it). The held-out se
 accuracy honestly lives in bench/eval_classify.py and was written separately (other vendors,
 topics and wording).
 
-``CORPUS`` is a list of ``(language, doctype, text)``.
+``CORPUS`` is a list of ``(language, doctype, text)``; doctype "other" for the few documents that
+are none of the six.
 """
 
 from __future__ import annotations
@@ -1097,6 +1098,73 @@ Lars Thomsen
 """,
 }
 
+# Documents that are none of the six: they must stay "other" (guards against thresholds so low
+# that everything becomes a letter or an invoice).
+OTHERS: dict[str, str] = {
+    "en": """Banana bread
+
+Ingredients: 3 ripe bananas, 75 g melted butter, 150 g sugar, 1 egg, 1 tsp vanilla,
+1 tsp baking soda, a pinch of salt, 190 g flour.
+Preheat the oven to 175 °C. Mash the bananas, stir in the butter, then the sugar, egg and
+vanilla. Add baking soda and salt, mix in the flour. Bake in a loaf tin for about 60 minutes.
+Serves 8.
+""",
+    "de": """Bedienungsanleitung Wasserkocher WK 200
+
+Sicherheitshinweise
+Das Gerät nur mit Wasser füllen. Nicht in Betrieb nehmen, wenn das Kabel beschädigt ist.
+Kinder ab 8 Jahren dürfen das Gerät nur unter Aufsicht benutzen.
+Inbetriebnahme
+1. Deckel öffnen und Wasser bis zur MAX-Markierung einfüllen.
+2. Den Schalter nach unten drücken; die Kontrollleuchte leuchtet.
+3. Das Gerät schaltet sich automatisch ab, sobald das Wasser kocht.
+""",
+    "fr": """Le marché de Noël ouvre ses portes samedi
+
+Du 30 novembre au 24 décembre, une cinquantaine de chalets s'installent place Kléber.
+Artisans, producteurs locaux et associations y proposeront décorations, vin chaud et
+pain d'épices. La municipalité prévoit un renforcement des transports en commun le week-end.
+Horaires : tous les jours de 11 h à 20 h.
+""",
+    "es": """Horario de la biblioteca municipal
+
+De lunes a viernes: de 9:00 a 21:00
+Sábados: de 10:00 a 14:00
+Domingos y festivos: cerrado
+Durante el mes de agosto la biblioteca abrirá solo por las mañanas.
+El préstamo de libros es gratuito con el carné de lector.
+""",
+    "nl": """Notulen bewonersoverleg 12 maart
+
+Aanwezig: 14 bewoners, wijkagent, opbouwwerker.
+1. Opening en mededelingen. De speeltuin wordt in mei opgeknapt.
+2. Parkeren. Bewoners klagen over foutparkeerders bij de school.
+3. Rondvraag. Voorstel om een buurtapp te starten wordt aangenomen.
+Volgende vergadering: 9 april, 19.30 uur in het buurthuis.
+""",
+    "zh": """番茄炒蛋做法
+
+材料：番茄两个，鸡蛋三个，盐、糖少许，葱花适量。
+步骤：
+一、番茄切块，鸡蛋打散加少许盐。
+二、热锅倒油，先炒鸡蛋，盛出备用。
+三、再炒番茄至出汁，加入鸡蛋翻炒，加糖调味，撒上葱花即可。
+""",
+    "ja": """図書館からのお知らせ
+
+年末年始の休館日について
+12月29日から1月3日まで休館いたします。
+返却は入口横のブックポストをご利用ください。
+なお、1月4日は午前10時から開館します。
+""",
+    "sv": """Väderprognos för helgen
+
+Lördag: mestadels soligt, 12–15 grader, svag vind från väst.
+Söndag: ökande molnighet och regn från eftermiddagen, 10–13 grader.
+I fjällen kan det bli snöblandat regn under natten mot måndag.
+""",
+}
+
 DOCTYPE_TEXTS: dict[str, dict[str, str]] = {
     "invoice": INVOICES,
     "receipt": RECEIPTS,
@@ -1108,4 +1176,4 @@ DOCTYPE_TEXTS: dict[str, dict[str, str]] = {
 
 CORPUS: list[tuple[str, str, str]] = [
     (lang, doctype, text) for doctype, by_lang in DOCTYPE_TEXTS.items() for lang, text in by_lang.items()
-]
+] + [(lang, "other", text) for lang, text in OTHERS.items()]

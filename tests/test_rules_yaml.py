@@ -32,8 +32,8 @@ DOCTYPES = ("invoice", "receipt", "contract", "bank_statement", "scientific_pape
 
 # ----------------------------------------------------------------------------- reference text
 
-#: Meaning of every key (path as in the reference table). A key in config.py without an entry
-#: here fails test_every_config_key_is_documented.
+#: Meaning of every key (path as in the reference table). A key in config.py with neither an
+#: entry here nor a ``Field(description=...)`` fails test_every_config_key_is_documented.
 HELP: dict[str, str] = {
     "daemon.state_dir": "folder of the journal (SQLite) and engine state",
     "daemon.failed_dir": "documents that cannot be processed are moved here with `<name>.error.txt`",
@@ -42,7 +42,8 @@ HELP: dict[str, str] = {
     "daemon.pages_in_flight_per_document": "pages of one document rendered/OCRed at once",
     "daemon.log_level": "`DEBUG`, `INFO`, `WARNING` or `ERROR`",
     "daemon.rescan_interval": "seconds between safety rescans of every inbox",
-    "daemon.max_attempts": "tries before a transient failure becomes final",
+    "daemon.max_attempts": "tries of a file that crashes its render worker (or hits an internal error) before it is failed",
+    "daemon.retry_backoff_max": "longest wait between retries (seconds)",
     "daemon.retry_backoff": "seconds before the first retry; doubles on each retry",
     "daemon.duplicates": "same content under a new name: `link` to the earlier result, or `process` again",
     "daemon.drain_timeout": "seconds SIGTERM waits for in-flight documents",
@@ -51,6 +52,8 @@ HELP: dict[str, str] = {
     "engine.render_longest_edge": "pages are rendered so the longest edge has this many pixels",
     "engine.max_pages": "documents with more pages fail (\"too many pages\")",
     "engine.max_image_pixels": "larger images are refused (decompression-bomb guard)",
+    "engine.render_timeout": "seconds one page may take to render",
+    "engine.render_memory_mb": "address-space limit of each render worker (MiB)",
     "engine.autorotate": "turn sideways/upside-down pages upright before OCR",
     "engine.crop_borders": "crop dark scanner borders",
     "engine.sampling": "VLM decoding settings (below)",
@@ -168,7 +171,8 @@ def reference_rows() -> list[tuple[str, str, str]]:
             if name == "source_path":
                 continue
             path = f"{prefix}.{name}"
-            rows.append((path, _default(field), HELP.get(path, "")))
+            # HELP first; a new key with a pydantic description documents itself meanwhile.
+            rows.append((path, _default(field), HELP.get(path) or field.description or ""))
     return rows
 
 
@@ -327,6 +331,7 @@ def test_shipped_routes_send_corpus_where_documented(shipped: C.Config) -> None:
         "contract": ("contracts", "/srv/ocr/archive/contract/2024", "archive"),
         "scientific_paper": ("scientific-papers", "/srv/ocr/archive/scientific_paper/de", "keep"),
         "letter": ("everything-else", "/srv/ocr/inbox", "keep"),
+        "other": ("everything-else", "/srv/ocr/inbox", "keep"),
     }
     for lang, doctype, text in CORPUS:
         if lang != "de":

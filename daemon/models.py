@@ -73,6 +73,7 @@ class Page:
     rotation: int = 0  # degrees clockwise applied to make the page upright (0/90/180/270)
     cropped: bool = False
     source_size: tuple[int, int] = (0, 0)  # (w, h) in px before resizing/cropping
+    script: str = ""  # OSD script ("Latin", "Han", "Japanese"...) when autorotate ran; "" if unknown
 
 
 @dataclass

@@ -13,7 +13,9 @@ Public API (used by the stability checker and the pipeline; names and signatures
   ``Page`` so the pipeline can call it in a ``ProcessPoolExecutor``.
 - ``render_document(path, opts) -> Iterator[Page]``: ``page_count`` then every page.
 - ``detect_orientation(image) -> Orientation | None`` and ``detect_script(image)``: Tesseract OSD
-  (``--psm 0``); the Tesseract engine uses the script to pick language models.
+  (``--psm 0``); the Tesseract engine uses the script to pick language models. When autorotate
+  is on, ``Page.script`` carries the OSD script of the page (pass it to the engine as
+  ``PageRequest.meta["script"]`` to save the engine a second OSD pass).
 
 Formats: pdf, png, jpg/jpeg, tif/tiff (multi-page), webp, bmp, recognised by their content
 (magic bytes). A file whose extension names a PDF must contain a PDF ("not a PDF: the file is a
@@ -552,11 +554,11 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
             # Scale the page content back up to the size the uncropped page had.
             target = min(opts.longest_edge, max(before))
     img = _resize_longest(img, target)
-    rotation = 0
+    rotation, script = 0, ""
     if opts.autorotate:
-        img, rotation = make_upright(img)
+        img, rotation, script = _upright(img)
     img.load()
-    return Page(index=index, image=img, rotation=rotation, cropped=cropped, source_size=source)
+    return Page(index=index, image=img, rotation=rotation, cropped=cropped, source_size=source, script=script)
 
 
 def render_document(path: Path, opts: RenderOptions) -> Iterator[Page]:
@@ -637,16 +639,26 @@ def make_upright(image: Image.Image) -> tuple[Image.Image, int]:
     upright page sideways; their second answer (angle and script) is random, while real text
     confirms itself. The check costs one more OSD pass, only on pages that are to be turned.
     """
+    img, rotation, _ = _upright(image)
+    return img, rotation
+
+
+def _upright(image: Image.Image) -> tuple[Image.Image, int, str]:
+    """``make_upright`` plus the OSD script of the page ("" when OSD could not tell)."""
     o = detect_orientation(image)
-    if o is None or not o.rotate_cw or o.confidence < ORIENT_MIN_CONF or o.script not in TEXT_SCRIPTS:
-        return image, 0
+    if o is None:
+        return image, 0, ""
+    # The script is only worth passing on when OSD read enough text to be sure of anything.
+    script = o.script if o.script in TEXT_SCRIPTS and o.confidence >= ORIENT_MIN_CONF else ""
+    if not o.rotate_cw or o.confidence < ORIENT_MIN_CONF or o.script not in TEXT_SCRIPTS:
+        return image, 0, script
     # PIL rotates counter-clockwise for positive angles.
     turned = image.rotate(-o.rotate_cw, expand=True)
     check = detect_orientation(turned)
     if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF or check.script != o.script:
         log.debug("OSD proposed %d deg (conf %.2f) but the check disagreed: %s", o.rotate_cw, o.confidence, check)
-        return image, 0
-    return turned, o.rotate_cw
+        return image, 0, ""
+    return turned, o.rotate_cw, o.script
 
 
 def detect_script(image: Image.Image) -> tuple[int, str, float]:

@@ -44,7 +44,7 @@ def engine() -> Iterator[TesseractEngine]:
 
 @pytest.mark.parametrize("lang", ["en", "de", "fr", "zh", "ja"])
 def test_recognises_languages(engine: TesseractEngine, tmp_path: Path, lang: str) -> None:
-    fut = engine.submit(PageRequest("doc-1", 3, page(tmp_path, lang)))
+    fut = engine.submit(PageRequest(f"doc-{lang}", 3, page(tmp_path, lang)))
     res = fut.result(timeout=120)
     assert isinstance(res, PageText)
     assert res.index == 3 and res.engine == "tesseract"
@@ -72,6 +72,17 @@ def test_language_hint_restricts_models(engine: TesseractEngine, tmp_path: Path)
     res = engine.submit(PageRequest("doc-3", 0, page(tmp_path, "de"), languages=["de"])).result(timeout=120)
     assert res.meta["languages"] == ["deu"]
     assert "Rechnung" in res.text
+
+
+def test_document_language_learned_from_first_page(engine: TesseractEngine, tmp_path: Path) -> None:
+    first = engine.submit(PageRequest("doc-sv", 0, page(tmp_path, "sv"))).result(timeout=120)
+    assert "swe" in first.meta["languages"] and len(first.meta["languages"]) > 2  # all Latin models
+    second = engine.submit(PageRequest("doc-sv", 1, page(tmp_path, "sv"))).result(timeout=120)
+    assert second.meta["languages"] == ["swe", "eng"]
+    assert len(found(docgen.SAMPLE_WORDS["sv"], second.text)) == 5, second.text
+    # Another document is not affected.
+    other = engine.submit(PageRequest("doc-other", 0, page(tmp_path, "da"))).result(timeout=120)
+    assert other.meta["languages"][0] == "eng" and "dan" in other.meta["languages"]
 
 
 def test_concurrent_submits_from_threads(engine: TesseractEngine, tmp_path: Path) -> None:
@@ -255,6 +266,9 @@ def test_choose_languages() -> None:
     assert choose_languages(["de", "fr"], "Latin")[0] == "deu"
     assert choose_languages(["de", "fr"], "") == choose_languages(["de", "fr"], "Latin")
     assert choose_languages(["zh"], "") == ["chi_sim", "chi_tra"]
+    assert choose_languages(all11, "Latin", known="sv") == ["swe", "eng"]
+    assert choose_languages(["sv", "da"], "Latin", known="sv") == ["swe"]
+    assert choose_languages(all11, "Han", known="sv") == ["chi_sim", "chi_tra"]
 
 
 def test_tidy_text() -> None:

@@ -41,6 +41,7 @@ is used (plus the CJK models when the page may be CJK: only if no Latin language
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
 import contextlib
 import heapq
@@ -81,32 +82,36 @@ TESS_CODES: dict[str, tuple[str, ...]] = {
 }
 LATIN = ("en", "de", "fr", "es", "it", "nl", "pt", "sv", "da")
 
-#: How Latin-script pages pick traineddata among the allowed Latin languages:
-#: "all" -> every allowed Latin language at once; "eng" -> English only (plus the first allowed
-#: language if English is not allowed). Chosen from the measurements in bench/RESULTS.md.
-LATIN_STRATEGY = os.environ.get("OCR_DAEMON_TESS_LATIN", "all")
+#: Pages of a document remembered for the per-document language (oldest forgotten first).
+DOC_MEMORY = 1024
+#: A page's text must be this long, and its language this sure, to set its document's language.
+LEARN_MIN_CHARS = 80
+LEARN_MIN_CONF = 0.8
 
 _CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 _CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
 
 
-def choose_languages(allowed: list[str], script: str) -> list[str]:
-    """Traineddata names for a page of ``script`` (OSD name) among ISO codes ``allowed``."""
+def choose_languages(allowed: list[str], script: str, known: str | None = None) -> list[str]:
+    """Traineddata names for a page of ``script`` (OSD name) among ISO codes ``allowed``.
+
+    ``known``: the language already detected on an earlier page of the same document (a Latin
+    one); Latin pages then use just that language, with English as second model when allowed.
+    Without it, Latin pages get every allowed Latin language, English first.
+    """
     allowed = [a for a in allowed if a in TESS_CODES] or list(TESS_CODES)
     latin = [a for a in allowed if a in LATIN]
     out: list[str] = []
     if script == "Han" and ("zh" in allowed or "ja" in allowed):
-        if "zh" in allowed:
-            out += TESS_CODES["zh"]
-        else:
-            out += TESS_CODES["ja"]
+        out += TESS_CODES["zh"] if "zh" in allowed else TESS_CODES["ja"]
     elif script in ("Japanese", "Katakana", "Hiragana") and ("ja" in allowed or "zh" in allowed):
         out += TESS_CODES["ja"] if "ja" in allowed else TESS_CODES["zh"]
     elif latin:
-        if LATIN_STRATEGY == "eng":
-            out += ["eng"] if "en" in latin else list(TESS_CODES[latin[0]])
+        if known in latin:
+            # The document's language first (Tesseract's primary model), English second: it
+            # costs little and catches English names and terms in foreign documents.
+            out += TESS_CODES[known] + (TESS_CODES["en"] if "en" in latin else ())
         else:
-            # English first: Tesseract's first language is its primary one.
             ordered = (["en"] if "en" in latin else []) + [a for a in latin if a != "en"]
             for a in ordered:
                 out += TESS_CODES[a]
@@ -151,6 +156,8 @@ class TesseractEngine(Engine):
         self._seq = itertools.count()
         self._in_flight = 0  # submitted and not finished (queued + running)
         self._running: set[cf.Future[PageText]] = set()
+        # doc_tag -> Latin language detected on an earlier page of that document.
+        self._doc_lang: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._workers: list[threading.Thread] = []
         self._started = False
         self._closed = False
@@ -297,6 +304,21 @@ class TesseractEngine(Engine):
                 with contextlib.suppress(Exception):
                     api.End()
 
+    def _learn(self, doc_tag: str, text: str, latin: list[str]) -> None:
+        """Remember the document's language from a page read with all allowed Latin models."""
+        if len(text) < LEARN_MIN_CHARS:
+            return
+        from daemon.classify import detect_language
+
+        lang, conf = detect_language(text, latin)
+        if lang not in latin or conf < LEARN_MIN_CONF:
+            return
+        with self._lock:
+            self._doc_lang[doc_tag] = lang
+            self._doc_lang.move_to_end(doc_tag)
+            while len(self._doc_lang) > DOC_MEMORY:
+                self._doc_lang.popitem(last=False)
+
     def _finish_locked(self, fut: cf.Future[PageText]) -> None:
         self._in_flight -= 1
         self._cv.notify_all()
@@ -313,7 +335,9 @@ class TesseractEngine(Engine):
         if not script and (len(allowed) > 1 or allowed[0] in ("zh", "ja")):
             o = detect_orientation(gray)
             script = o.script if o is not None else ""
-        langs = choose_languages(allowed, script)
+        with self._lock:
+            known = self._doc_lang.get(req.doc_tag)
+        langs = choose_languages(allowed, script, known)
         key = "+".join(langs)
         api = apis.get(key)
         try:
@@ -332,6 +356,9 @@ class TesseractEngine(Engine):
             apis.pop(key, None)  # a failed API may be in a bad state: rebuild next time
             raise TransientError(f"tesseract failed on {req.doc_tag} page {req.index + 1}: {e}") from e
         text = tidy_text(raw)
+        latin = [a for a in allowed if a in LATIN]
+        if known is None and len(latin) > 1 and all(c not in ("chi_sim", "chi_tra", "jpn") for c in langs):
+            self._learn(req.doc_tag, text, latin)
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, key, secs, conf)
         return PageText(

@@ -25,7 +25,8 @@ How the language is decided (in this order):
 Doctype scoring (see ``rules.yaml``, section ``doctypes``):
 - keywords of *all* languages are checked (detection can err, and documents mix languages);
   each distinct keyword counts once per document, whatever its count, so a long document does not
-  out-score a short one by repetition. Latin-script keywords match on word boundaries,
+  out-score a short one by repetition; a keyword found only inside a longer keyword's match
+  ("預金" in "普通預金", "total" in "total due") does not count again. Latin-script keywords match on word boundaries,
   case-insensitively and ignoring diacritics (OCR often drops them); CJK keywords match as
   substrings of the text with whitespace removed (Tesseract puts spaces between CJK characters).
 - regexes count once each (weight), features add their weight when present, filename globs match
@@ -403,13 +404,25 @@ class _Text:
         # CJK keywords match against the text without whitespace.
         self.compact = re.sub(r"\s+", "", self.folded)
 
-    def count(self, keyword: str) -> int:
+    def spans(self, keyword: str) -> tuple[str, list[tuple[int, int]]]:
+        """Where ``keyword`` occurs: ("cjk" | "latin", [(start, end), ...]).
+
+        CJK spans index ``compact``, Latin spans index ``folded``.
+        """
         kw = fold(keyword)
         if not kw.strip():
-            return 0
+            return "latin", []
         if _has_cjk(kw):
-            return self.compact.count(re.sub(r"\s+", "", kw))
-        return len(_keyword_re(kw).findall(self.folded))
+            needle = re.sub(r"\s+", "", kw)
+            out, i = [], self.compact.find(needle)
+            while i >= 0:
+                out.append((i, i + len(needle)))
+                i = self.compact.find(needle, i + 1)
+            return "cjk", out
+        return "latin", [m.span() for m in _keyword_re(kw).finditer(self.folded)]
+
+    def count(self, keyword: str) -> int:
+        return len(self.spans(keyword)[1])
 
 
 def _short(pattern: str, n: int = 40) -> str:
@@ -429,10 +442,22 @@ def score_doctype(
             key = fold(kw)
             if key not in best or w > best[key][0]:
                 best[key] = (w, str(lang), kw)
-    for _key, (w, lang_code, kw) in best.items():
-        n = doc.count(kw)
-        if n:
+    found = {key: doc.spans(kw) for key, (_w, _l, kw) in best.items()}
+    for key, (w, lang_code, kw) in best.items():
+        space, spans = found[key]
+        # A keyword found only inside a longer keyword's match ("預金" in "普通預金", "total" in
+        # "total due") is the same evidence: it does not count a second time.
+        free = [
+            sp for sp in spans
+            if not any(
+                o != key and ospace == space and any(a <= sp[0] and sp[1] <= b and (b - a) > (sp[1] - sp[0])
+                                                     for a, b in ospans)
+                for o, (ospace, ospans) in found.items()
+            )
+        ]
+        if free:
             score += w
+            n = len(spans)
             fired.append(f"kw:{lang_code}:{kw} {w:+g}" + (f" (x{n})" if n > 1 else ""))
     for rx in dt.regex:
         m = _compiled_regex(rx.pattern, rx.ignore_case).search(doc.raw)

@@ -200,6 +200,17 @@ def test_keyword_word_boundaries_case_and_diacritics(cfg: Config) -> None:
     assert _cls("Abrechnungen folgen", cfg).doctype_scores["invoice"] == 0
 
 
+def test_keyword_inside_a_longer_matched_keyword_does_not_count_again() -> None:
+    cfg = parse_config_text(
+        "inboxes: [{path: /tmp/in}]\n"
+        "doctypes: {bank: {keywords: {ja: {普通預金: 2, 預金: 1.5}, en: {total due: 1.5, total: 0.5}}}}\n"
+    )
+    assert _cls("普通預金 1234567", cfg).doctype_scores["bank"] == 2
+    assert _cls("普通預金 1234567 定期預金", cfg).doctype_scores["bank"] == 3.5  # 預金 also on its own
+    assert _cls("Total due: 12.00", cfg).doctype_scores["bank"] == 1.5
+    assert _cls("Total: 10.00 ... total due: 12.00", cfg).doctype_scores["bank"] == 2
+
+
 def test_same_keyword_in_two_languages_counts_once_with_best_weight(cfg: Config) -> None:
     c = _cls("Faktura nr 17", cfg)
     assert c.doctype_scores["invoice"] == 3

@@ -22,6 +22,7 @@ from daemon.docmodel import (
     MathBlock,
     Paragraph,
     Rule,
+    Run,
     Table,
     parse_inline,
 )
@@ -90,28 +91,47 @@ def pipe_table(t: Table) -> str:
     return "\n".join(out)
 
 
+_STYLE_TAGS = (("bold", "b"), ("italic", "i"), ("underline", "u"), ("strike", "s"), ("sup", "sup"), ("sub", "sub"))
+
+
 def runs_html(text: str) -> str:
     """Inline Markdown -> inline HTML (for cells of HTML tables, where GitHub does not render
-    Markdown). Math stays as ``$…$`` source."""
+    Markdown). Math stays as ``$…$`` source. Style tags are nested, not repeated per run:
+    ``**Adam *(ours)***`` -> ``<b>Adam <i>(ours)</i></b>``."""
     out: list[str] = []
+    stack: list[tuple[str, str]] = []  # (key, closing tag) of open elements, outermost first
+
+    def wanted(r: Run) -> list[tuple[str, str, str]]:
+        w = [("a:" + r.href, f'<a href="{html.escape(r.href)}">', "</a>")] if r.href else []
+        if r.kind != "break":
+            w += [(flag, f"<{tag}>", f"</{tag}>") for flag, tag in _STYLE_TAGS if getattr(r, flag)]
+        return w
+
     for r in parse_inline(text):
+        want = wanted(r)
+        keep = 0
+        while keep < len(stack) and keep < len(want) and stack[keep][0] == want[keep][0]:
+            keep += 1
+        if r.kind == "break":  # a line break does not interrupt the styles around it
+            keep = len(stack)
+        while len(stack) > keep:
+            out.append(stack.pop()[1])
+        for key, opener, closer in want[len(stack) :]:
+            out.append(opener)
+            stack.append((key, closer))
         if r.kind == "text":
-            s = html.escape(r.text, quote=False)
+            out.append(html.escape(r.text, quote=False))
         elif r.kind == "code":
-            s = f"<code>{html.escape(r.text, quote=False)}</code>"
+            out.append(f"<code>{html.escape(r.text, quote=False)}</code>")
         elif r.kind == "math":
             d = "$$" if r.display else "$"
-            s = html.escape(f"{d}{r.text}{d}", quote=False)
+            out.append(html.escape(f"{d}{r.text}{d}", quote=False))
         elif r.kind == "break":
-            s = "<br>"
+            out.append("<br>")
         else:  # image
-            s = f'<img alt="{html.escape(r.text)}">'
-        for flag, tag in (("sub", "sub"), ("sup", "sup"), ("strike", "s"), ("underline", "u"), ("italic", "i"), ("bold", "b")):
-            if getattr(r, flag) and r.kind != "break":
-                s = f"<{tag}>{s}</{tag}>"
-        if r.href:
-            s = f'<a href="{html.escape(r.href)}">{s}</a>'
-        out.append(s)
+            out.append(f'<img alt="{html.escape(r.text)}">')
+    while stack:
+        out.append(stack.pop()[1])
     return "".join(out)
 
 

@@ -43,6 +43,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from daemon.config import LANGUAGES, Config, DoctypeCfg
@@ -58,6 +59,13 @@ OTHER = "other"
 
 #: Latin-script languages among the 11 (decided by py3langid + evidence).
 LATIN_LANGUAGES: tuple[str, ...] = ("en", "fr", "de", "es", "it", "nl", "pt", "sv", "da")
+
+# Only the first MAX_CLASSIFY_CHARS characters (about 10-15 pages) are used for language and
+# doctype: a document's type and language show on its first pages, and matching ~1100 keywords
+# over a 500-page text would cost seconds. Features (table, math) look at the whole text.
+MAX_CLASSIFY_CHARS = 40_000
+# Occurrences of one keyword looked at (it counts once anyway; the cap bounds the work).
+MAX_SPANS = 20
 
 # Below this many letters (Latin) or CJK characters the text says too little to name a language.
 MIN_LATIN_LETTERS = 12
@@ -88,6 +96,9 @@ _JA_ONLY_KANJI = frozenset(
 # 发票/發票, 收据/收據, 元). Each occurrence counts like two Japanese-only kanji.
 _JA_ONLY_WORDS = ("株式会社", "有限会社", "御中", "様", "消費税", "振込", "請求書", "領収書", "税込", "税抜",
                   "令和", "平成", "昭和", "〒", "円", "殿", "御請求", "月額", "口座名義")
+
+
+_CJK_RE = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 
 
 def _in(cp: int, rng: tuple[int, int]) -> bool:
@@ -304,7 +315,7 @@ def detect_language(text: str, allowed: Sequence[str] = LANGUAGES) -> tuple[str,
     if not latin_allowed:
         return UNKNOWN, 0.0
     # Only the Latin-script part goes to the model: stray CJK/Cyrillic would skew n-grams.
-    latin_text = "".join(ch if not _is_cjk(ch) else " " for ch in text)
+    latin_text = _CJK_RE.sub(" ", text)
     probs = _model_scores(latin_text, latin_allowed)
     evidence = _latin_evidence(latin_text)
     logit = {lang: math.log(max(probs.get(lang, 0.0), 1e-6)) + evidence[lang] for lang in latin_allowed}
@@ -383,11 +394,19 @@ def _has_cjk(s: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _keyword_re(folded_kw: str) -> re.Pattern[str]:
-    # Word boundaries by "not a letter/digit" so "IBAN:" and "(Rechnung)" match; inner whitespace
-    # of phrases is flexible (OCR line breaks, double spaces); a hyphen may be read as a space.
+    # Inner whitespace of phrases is flexible (OCR line breaks, double spaces) and a hyphen may be
+    # read as a space. The pattern starts with a literal so re's fast prefix search applies; the
+    # left word boundary is checked by the caller (a lookbehind first would disable it: 30x slower).
     parts = [re.escape(p) for p in re.split(r"[\s\-]+", folded_kw.strip()) if p]
     body = r"[\s\-]*".join(parts) if len(parts) > 1 else (parts[0] if parts else "")
-    return re.compile(r"(?<![^\W_])" + body + r"(?![^\W_])")
+    return re.compile(body + r"(?![^\W_])")
+
+
+def _left_boundary(text: str, start: int) -> bool:
+    """True when ``text[start]`` begins a word (no letter/digit right before it)."""
+    if start == 0:
+        return True
+    return not text[start - 1].isalnum()
 
 
 @functools.lru_cache(maxsize=256)
@@ -403,26 +422,81 @@ class _Text:
         self.folded = fold(text)
         # CJK keywords match against the text without whitespace.
         self.compact = re.sub(r"\s+", "", self.folded)
+        self._cache: dict[str, tuple[str, list[tuple[int, int]]]] = {}
 
     def spans(self, keyword: str) -> tuple[str, list[tuple[int, int]]]:
-        """Where ``keyword`` occurs: ("cjk" | "latin", [(start, end), ...]).
+        """Where ``keyword`` occurs: ("cjk" | "latin", [(start, end), ...]), at most MAX_SPANS.
 
         CJK spans index ``compact``, Latin spans index ``folded``.
         """
-        kw = fold(keyword)
-        if not kw.strip():
-            return "latin", []
-        if _has_cjk(kw):
-            needle = re.sub(r"\s+", "", kw)
-            out, i = [], self.compact.find(needle)
-            while i >= 0:
+        hit = self._cache.get(keyword)
+        if hit is not None:
+            return hit
+        space, needle = _needle(keyword)
+        out: list[tuple[int, int]] = []
+        if needle and space == "cjk":
+            i = self.compact.find(needle)
+            while i >= 0 and len(out) < MAX_SPANS:
                 out.append((i, i + len(needle)))
                 i = self.compact.find(needle, i + 1)
-            return "cjk", out
-        return "latin", [m.span() for m in _keyword_re(kw).finditer(self.folded)]
+        elif needle:
+            for m in _keyword_re(needle).finditer(self.folded):
+                if not _left_boundary(self.folded, m.start()):
+                    continue
+                out.append(m.span())
+                if len(out) >= MAX_SPANS:
+                    break
+        self._cache[keyword] = (space, out)
+        return space, out
 
     def count(self, keyword: str) -> int:
         return len(self.spans(keyword)[1])
+
+
+@functools.lru_cache(maxsize=16384)
+def _needle(keyword: str) -> tuple[str, str]:
+    """("cjk", compact folded keyword) or ("latin", folded keyword)."""
+    kw = fold(keyword).strip()
+    if _has_cjk(kw):
+        return "cjk", re.sub(r"\s+", "", kw)
+    return "latin", kw
+
+
+@dataclass(frozen=True)
+class _Keywords:
+    """A doctype's keywords, prepared once per config: deduplicated, with containment links."""
+
+    best: dict[str, tuple[float, str, str]]  # folded keyword -> (weight, language, keyword as written)
+    supers: dict[str, tuple[str, ...]]  # folded keyword -> longer keywords (same script) containing it
+
+
+_prepared: dict[int, tuple[DoctypeCfg, _Keywords]] = {}
+_prepared_lock = threading.Lock()
+
+
+def _keywords(dt: DoctypeCfg) -> _Keywords:
+    with _prepared_lock:
+        hit = _prepared.get(id(dt))
+        if hit is not None and hit[0] is dt:
+            return hit[1]
+    # Same keyword listed under several languages (Faktura: sv, da) counts once, best weight.
+    best: dict[str, tuple[float, str, str]] = {}
+    for lang, kws in dt.keywords.items():
+        for kw, w in kws.items():
+            key = fold(kw)
+            if key not in best or w > best[key][0]:
+                best[key] = (w, str(lang), kw)
+    needles = {key: _needle(kw) for key, (_w, _l, kw) in best.items()}
+    supers = {
+        key: tuple(o for o, (osp, on) in needles.items() if o != key and osp == sp and n and n in on and len(on) > len(n))
+        for key, (sp, n) in needles.items()
+    }
+    prepared = _Keywords(best, supers)
+    with _prepared_lock:
+        if len(_prepared) > 64:  # configs are reloaded rarely; drop stale ones
+            _prepared.clear()
+        _prepared[id(dt)] = (dt, prepared)
+    return prepared
 
 
 def _short(pattern: str, n: int = 40) -> str:
@@ -435,30 +509,19 @@ def score_doctype(
     """Score of one doctype and the matchers that fired (``"kw:de:Rechnung +2"`` ...)."""
     score = 0.0
     fired: list[str] = []
-    # Same keyword listed under several languages (Faktura: sv, da) counts once, best weight.
-    best: dict[str, tuple[float, str, str]] = {}
-    for lang, kws in dt.keywords.items():
-        for kw, w in kws.items():
-            key = fold(kw)
-            if key not in best or w > best[key][0]:
-                best[key] = (w, str(lang), kw)
-    found = {key: doc.spans(kw) for key, (_w, _l, kw) in best.items()}
-    for key, (w, lang_code, kw) in best.items():
-        space, spans = found[key]
+    prepared = _keywords(dt)
+    for key, (w, lang_code, kw) in prepared.best.items():
+        _space, spans = doc.spans(kw)
+        if not spans:
+            continue
         # A keyword found only inside a longer keyword's match ("預金" in "普通預金", "total" in
         # "total due") is the same evidence: it does not count a second time.
-        free = [
-            sp for sp in spans
-            if not any(
-                o != key and ospace == space and any(a <= sp[0] and sp[1] <= b and (b - a) > (sp[1] - sp[0])
-                                                     for a, b in ospans)
-                for o, (ospace, ospans) in found.items()
-            )
-        ]
+        covering = [sp for o in prepared.supers[key] for sp in doc.spans(prepared.best[o][2])[1]]
+        free = [sp for sp in spans if not any(a <= sp[0] and sp[1] <= b for a, b in covering)]
         if free:
             score += w
             n = len(spans)
-            fired.append(f"kw:{lang_code}:{kw} {w:+g}" + (f" (x{n})" if n > 1 else ""))
+            fired.append(f"kw:{lang_code}:{kw} {w:+g}" + (f" (x{n}{'+' if n >= MAX_SPANS else ''})" if n > 1 else ""))
     for rx in dt.regex:
         m = _compiled_regex(rx.pattern, rx.ignore_case).search(doc.raw)
         if m:
@@ -484,10 +547,11 @@ def score_doctype(
 
 def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: bool) -> Classification:
     """Language, features and doctype of a document (see the module docstring)."""
-    lang, conf = detect_language(text)
+    head = text[:MAX_CLASSIFY_CHARS]
+    lang, conf = detect_language(head)
     has_table = detect_table(text, markdown)
     has_math = detect_math(text)
-    doc = _Text(text)
+    doc = _Text(head)
     scores: dict[str, float] = {}
     fired: dict[str, list[str]] = {}
     winner, winner_key = OTHER, (0.0, 0.0)

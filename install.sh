@@ -25,8 +25,10 @@
 # runs as is. Nothing outside DIR is changed: no apt, no user, no chown, no systemctl; the
 # system changes a real install would make are written to DIR/opt/ocr-daemon/staged-actions.txt.
 set -euo pipefail
+# Whatever the caller's umask: the venv, config folder and unit must be readable by the service
+# user and by systemd (a root umask of 077 would leave the venv unreadable for ocr-daemon).
+umask 022
 
-readonly APP=ocr-daemon
 readonly SERVICE_USER=ocr-daemon
 REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly REPO_DIR
@@ -46,7 +48,10 @@ ROOT=""
 DO_APT=1
 DO_START=1
 GPU=auto
-PYTHON=python3
+# Debian's interpreter, not whatever python3 comes first on PATH: a pyenv/conda Python under
+# /root or /home would be unreadable for the service user (and hidden by ProtectHome=yes).
+PYTHON=/usr/bin/python3
+[ -x "$PYTHON" ] || PYTHON=python3
 PIP_ARGS=()
 
 usage() {
@@ -71,7 +76,8 @@ Options:
   --no-start        install and reload systemd, but do not enable/start the service
   --gpu             install the [vllm] extra and the GPU drop-in even if no GPU is detected
   --no-gpu          CPU (Tesseract) install even if an NVIDIA GPU is detected
-  --python PATH     Python used to create the venv (default: python3; needs >= 3.11)
+  --python PATH     Python used to create the venv (default: /usr/bin/python3; needs >= 3.11;
+                    it must be readable by the service user, so not one under /root or /home)
   --pip-args ARGS   extra arguments for 'pip install', split on spaces
                     (e.g. --pip-args "--find-links /wheels --prefer-binary")
   -h, --help        show this help and exit
@@ -315,8 +321,13 @@ elif [ -e "$NET_DROPIN" ]; then
 fi
 
 # --- 7. Check the config with the installed package ----------------------------------------
+# As the service user on a real install: this also proves it can run the venv and read the config.
 CONFIG_OK=1
-if "$VENV/bin/ocr-daemon" check-config --config "$CONF"; then
+AS_USER=()
+if [ $STAGED = 0 ]; then
+  AS_USER=(setpriv "--reuid=$SERVICE_USER" "--regid=$SERVICE_USER" --init-groups)
+fi
+if ${AS_USER[@]+"${AS_USER[@]}"} "$VENV/bin/ocr-daemon" check-config --config "$CONF"; then
   log "config: $CONF is valid"
 else
   CONFIG_OK=0

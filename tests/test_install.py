@@ -289,5 +289,87 @@ def test_gpu_install_adds_the_dropin(install: Staged) -> None:
         dropin.unlink(missing_ok=True)
 
 
+# --- slow: a real install, in a private mount namespace -----------------------------------------
+
+REAL_INSTALL = r"""
+set -euo pipefail
+T=$1; PDF=$2
+# Private copies (overlays) of what a real install writes; they vanish with this namespace and
+# the changes stay readable in $T/ovl/*/up afterwards.
+for d in etc opt srv var/lib; do
+  n=${d//\//_}; mkdir -p "$T/ovl/$n/up" "$T/ovl/$n/work"
+  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$T/ovl/$n/up,workdir=$T/ovl/$n/work" "/$d"
+done
+bash "$INSTALL" --no-apt --no-gpu >"$T/install.out" 2>&1
+# The foreground command install.sh prints (no systemd here), under the unit's seccomp filters.
+cmd=$(sed -n 's/^==>   setpriv /setpriv /p' "$T/install.out")
+[ -n "$cmd" ]
+read -r -a argv <<<"$cmd"
+# argv = setpriv OPTS... /opt/ocr-daemon/venv/bin/ocr-daemon run --config ...: put the sandbox
+# launcher between setpriv's options and the daemon command.
+n=${#argv[@]}
+setsid env OMP_THREAD_LIMIT=1 "${argv[@]:0:4}" /opt/ocr-daemon/venv/bin/python "$LAUNCHER" \
+  /etc/systemd/system/ocr-daemon.service -- "${argv[@]:4:$n}" >"$T/daemon.log" 2>&1 &
+pid=$!
+trap 'kill -KILL -- -$pid 2>/dev/null || true' EXIT
+cp "$PDF" /srv/ocr/inbox/.letter.tmp && mv /srv/ocr/inbox/.letter.tmp /srv/ocr/inbox/letter.pdf
+for _ in $(seq 1200); do
+  find /srv/ocr -name 'letter.json' | grep -q . && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+kill -TERM -- -$pid; wait $pid && echo "daemon exit 0" >>"$T/daemon.log" || echo "daemon exit $?" >>"$T/daemon.log"
+find /srv/ocr /var/lib/ocr-daemon -printf '%p %u:%g %m\n' | sort >"$T/tree.txt"
+getent passwd ocr-daemon >"$T/passwd.txt"
+"""
+
+
+def _can_overlay(tmp: Path) -> bool:
+    probe = ("set -e; mkdir -p $0/u $0/w $0/m $0/l; "
+             "mount -t overlay overlay -o lowerdir=$0/l,upperdir=$0/u,workdir=$0/w $0/m")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", probe, str(tmp)],
+                       capture_output=True, text=True, timeout=30)
+    return r.returncode == 0
+
+
+@pytest.mark.slow
+def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
+    """``install.sh --no-apt`` for real (user, chown, /opt, /etc, /srv, /var/lib), made harmless by
+    running it in a private mount namespace over overlays of those folders; then the foreground
+    command it prints runs the daemon as ``ocr-daemon`` under the unit's seccomp filters, and a
+    PDF dropped into /srv/ocr/inbox (owned by root, like a file from another user) is OCRed."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None or not _can_overlay(tmp_path / "probe"):
+        pytest.skip("needs root with mount namespaces and overlayfs")
+    sys.path.insert(0, str(Path(__file__).parent))
+    import docgen
+
+    pdf = docgen.make_pdf(tmp_path / "letter.pdf",
+                          ["Dear Sir or Madam,\n\nthank you for your letter of 3 March."], scanned=True)
+    pdf.chmod(0o644)
+    before = system_state()
+    env = {**os.environ, "INSTALL": str(INSTALL), "LAUNCHER": str(REPO / "tests/test_systemd_unit.py")}
+    env.pop("VIRTUAL_ENV", None)
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", REAL_INSTALL, "real",
+                        str(tmp_path), str(pdf)], capture_output=True, text=True, timeout=900, env=env)
+    out = {n: (tmp_path / n).read_text() if (tmp_path / n).exists() else "" for n in
+           ("install.out", "daemon.log", "tree.txt", "passwd.txt")}
+    report = f"{r.stdout}{r.stderr}\n" + "\n".join(f"--- {k} ---\n{v}" for k, v in out.items())
+    assert r.returncode == 0, report
+    # The user: a system account without a login shell, home = state dir.
+    fields = out["passwd.txt"].strip().split(":")
+    assert fields[0] == "ocr-daemon" and fields[5] == "/var/lib/ocr-daemon" and fields[6] == "/usr/sbin/nologin"
+    assert int(fields[2]) < 1000, fields  # a system uid
+    tree = dict(line.rsplit(" ", 2)[0:1] + [" ".join(line.rsplit(" ", 2)[1:])] for line in out["tree.txt"].splitlines())
+    assert tree["/srv/ocr/inbox"] == "ocr-daemon:ocr-daemon 2775", report
+    assert tree["/var/lib/ocr-daemon"] == "ocr-daemon:ocr-daemon 750", report
+    # The daemon, running as ocr-daemon, OCRed the file and wrote its outputs as ocr-daemon.
+    cars = [p for p in tree if p.endswith("/letter.json")]
+    assert cars and tree[cars[0]].startswith("ocr-daemon:"), report
+    assert "daemon exit 0" in out["daemon.log"], report
+    assert "Operation not permitted" not in out["daemon.log"], report
+    # Nothing of it reached the real system.
+    assert system_state() == before
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

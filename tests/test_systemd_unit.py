@@ -36,6 +36,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -506,28 +507,41 @@ def test_check_config_runs_under_the_units_seccomp_filters(tmp_path: Path) -> No
 
 
 class NotifySocket:
-    """A NOTIFY_SOCKET like systemd's: an AF_UNIX datagram socket collecting sd_notify messages."""
+    """A NOTIFY_SOCKET like systemd's: an AF_UNIX datagram socket whose messages a thread drains
+    all the time, as PID 1 does (sd_notify blocks once the socket's small queue is full)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(str(path))
+        self.sock.settimeout(0.2)
         self.messages: list[str] = []
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while not self._closed.is_set():
+            with contextlib.suppress(TimeoutError):
+                self.messages.append(self.sock.recv(4096).decode())
+
+    def lines(self) -> list[str]:
+        return [line for m in list(self.messages) for line in m.splitlines()]
 
     def wait_for(self, wanted: str, timeout: float, proc: subprocess.Popen[str]) -> None:
-        """Collect messages until one has the line ``wanted`` (e.g. READY=1)."""
+        """Wait until a message has the line ``wanted`` (e.g. READY=1)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if any(wanted in m.splitlines() for m in self.messages):
+            if wanted in self.lines():
                 return
             if proc.poll() is not None:
                 raise AssertionError(f"daemon exited {proc.returncode} before {wanted}; got {self.messages}")
-            self.sock.settimeout(0.2)
-            with contextlib.suppress(TimeoutError):
-                self.messages.append(self.sock.recv(4096).decode())
+            time.sleep(0.1)
         raise AssertionError(f"no {wanted} within {timeout}s; got {self.messages}")
 
     def close(self) -> None:
+        self._closed.set()
+        self._thread.join()
         self.sock.close()
 
 
@@ -561,7 +575,7 @@ def test_daemon_runs_under_the_unit_sandbox_and_speaks_sd_notify(tmp_path: Path)
         notify.wait_for("STOPPING=1", 30, proc)
         assert proc.wait(timeout=60) == 0
         # READY=1 again after the reload, before STOPPING=1.
-        flat = [line for m in notify.messages for line in m.splitlines()]
+        flat = notify.lines()
         assert "READY=1" in flat[flat.index("RELOADING=1"):flat.index("STOPPING=1")]
     except AssertionError as e:
         raise AssertionError(f"{e}\n--- daemon log ---\n{(tmp_path / 'daemon.log').read_text()}") from None

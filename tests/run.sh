@@ -16,7 +16,8 @@ APT_PACKAGES=(
   fonts-noto-cjk fonts-dejavu-core
   # the tex writer's tests compile every .tex with xelatex (xeCJK for CJK, multirow/longtable;
   # texlive-xetex pulls in texlive-latex-extra and fonts-lmodern)
-  texlive-xetex texlive-lang-cjk
+  # (xeCJK needs ctexhook.sty, which Debian ships in texlive-lang-chinese)
+  texlive-xetex texlive-lang-cjk texlive-lang-chinese
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

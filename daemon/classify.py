@@ -29,6 +29,8 @@ Doctype scoring (see ``rules.yaml``, section ``doctypes``):
   ("預金" in "普通預金", "total" in "total due") does not count again. Latin-script keywords match on word boundaries,
   case-insensitively and ignoring diacritics (OCR often drops them); CJK keywords match as
   substrings of the text with whitespace removed (Tesseract puts spaces between CJK characters).
+  One-word German/Dutch/Swedish/Danish keywords of 5+ letters also match as the last part of a
+  compound ("Vertrag" in "Wartungsvertrag").
 - regexes count once each (weight), features add their weight when present, filename globs match
   the file name case-insensitively.
 """
@@ -66,6 +68,11 @@ LATIN_LANGUAGES: tuple[str, ...] = ("en", "fr", "de", "es", "it", "nl", "pt", "s
 MAX_CLASSIFY_CHARS = 40_000
 # Occurrences of one keyword looked at (it counts once anyway; the cap bounds the work).
 MAX_SPANS = 20
+# German, Dutch, Swedish and Danish write compounds as one word ("Wartungsvertrag",
+# "uppdragsavtal", "onderhuurovereenkomst"): their one-word keywords of at least this many letters
+# also match at the end of a longer word.
+COMPOUND_LANGUAGES = frozenset({"de", "nl", "sv", "da"})
+MIN_COMPOUND_HEAD = 5
 
 # Below this many letters (Latin) or CJK characters the text says too little to name a language.
 MIN_LATIN_LETTERS = 12
@@ -424,12 +431,14 @@ class _Text:
         self.compact = re.sub(r"\s+", "", self.folded)
         self._cache: dict[str, tuple[str, list[tuple[int, int]]]] = {}
 
-    def spans(self, keyword: str) -> tuple[str, list[tuple[int, int]]]:
+    def spans(self, keyword: str, compound: bool = False) -> tuple[str, list[tuple[int, int]]]:
         """Where ``keyword`` occurs: ("cjk" | "latin", [(start, end), ...]), at most MAX_SPANS.
 
-        CJK spans index ``compact``, Latin spans index ``folded``.
+        CJK spans index ``compact``, Latin spans index ``folded``. ``compound``: a Latin keyword
+        may also end a longer word (German "Wartungsvertrag" for "Vertrag").
         """
-        hit = self._cache.get(keyword)
+        ckey = ("+" if compound else "") + keyword
+        hit = self._cache.get(ckey)
         if hit is not None:
             return hit
         space, needle = _needle(keyword)
@@ -441,12 +450,12 @@ class _Text:
                 i = self.compact.find(needle, i + 1)
         elif needle:
             for m in _keyword_re(needle).finditer(self.folded):
-                if not _left_boundary(self.folded, m.start()):
+                if not compound and not _left_boundary(self.folded, m.start()):
                     continue
                 out.append(m.span())
                 if len(out) >= MAX_SPANS:
                     break
-        self._cache[keyword] = (space, out)
+        self._cache[ckey] = (space, out)
         return space, out
 
     def count(self, keyword: str) -> int:
@@ -468,6 +477,7 @@ class _Keywords:
 
     best: dict[str, tuple[float, str, str]]  # folded keyword -> (weight, language, keyword as written)
     supers: dict[str, tuple[str, ...]]  # folded keyword -> longer keywords (same script) containing it
+    compound: frozenset[str]  # folded keywords that may end a compound word (de nl sv da)
 
 
 _prepared: dict[int, tuple[DoctypeCfg, _Keywords]] = {}
@@ -481,17 +491,20 @@ def _keywords(dt: DoctypeCfg) -> _Keywords:
             return hit[1]
     # Same keyword listed under several languages (Faktura: sv, da) counts once, best weight.
     best: dict[str, tuple[float, str, str]] = {}
+    compound: set[str] = set()
     for lang, kws in dt.keywords.items():
         for kw, w in kws.items():
             key = fold(kw)
             if key not in best or w > best[key][0]:
                 best[key] = (w, str(lang), kw)
+            if lang in COMPOUND_LANGUAGES and len(key) >= MIN_COMPOUND_HEAD and re.fullmatch(r"[^\W\d_]+", key):
+                compound.add(key)
     needles = {key: _needle(kw) for key, (_w, _l, kw) in best.items()}
     supers = {
         key: tuple(o for o, (osp, on) in needles.items() if o != key and osp == sp and n and n in on and len(on) > len(n))
         for key, (sp, n) in needles.items()
     }
-    prepared = _Keywords(best, supers)
+    prepared = _Keywords(best, supers, frozenset(compound))
     with _prepared_lock:
         if len(_prepared) > 64:  # configs are reloaded rarely; drop stale ones
             _prepared.clear()
@@ -511,12 +524,14 @@ def score_doctype(
     fired: list[str] = []
     prepared = _keywords(dt)
     for key, (w, lang_code, kw) in prepared.best.items():
-        _space, spans = doc.spans(kw)
+        _space, spans = doc.spans(kw, key in prepared.compound)
         if not spans:
             continue
         # A keyword found only inside a longer keyword's match ("預金" in "普通預金", "total" in
         # "total due") is the same evidence: it does not count a second time.
-        covering = [sp for o in prepared.supers[key] for sp in doc.spans(prepared.best[o][2])[1]]
+        covering = [
+            sp for o in prepared.supers[key] for sp in doc.spans(prepared.best[o][2], o in prepared.compound)[1]
+        ]
         free = [sp for sp in spans if not any(a <= sp[0] and sp[1] <= b for a, b in covering)]
         if free:
             score += w

@@ -211,6 +211,18 @@ def test_keyword_inside_a_longer_matched_keyword_does_not_count_again() -> None:
     assert _cls("Total: 10.00 ... total due: 12.00", cfg).doctype_scores["bank"] == 2
 
 
+def test_germanic_compounds_match_their_last_part_only() -> None:
+    cfg = parse_config_text(
+        "inboxes: [{path: /tmp/in}]\n"
+        "doctypes: {c: {keywords: {de: {Vertrag: 2, Bon: 1}, sv: {avtal: 2}, en: {contract: 2}}}}\n"
+    )
+    assert _cls("Wartungsvertrag", cfg).doctype_scores["c"] == 2
+    assert _cls("Uppdragsavtal", cfg).doctype_scores["c"] == 2
+    assert _cls("Vertragslaufzeit", cfg).doctype_scores["c"] == 0  # first part: no
+    assert _cls("subcontract", cfg).doctype_scores["c"] == 0  # English: whole words only
+    assert _cls("Karbon", cfg).doctype_scores["c"] == 0  # too short to be a compound head
+
+
 def test_same_keyword_in_two_languages_counts_once_with_best_weight(cfg: Config) -> None:
     c = _cls("Faktura nr 17", cfg)
     assert c.doctype_scores["invoice"] == 3

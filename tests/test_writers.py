@@ -150,3 +150,169 @@ def test_table_text_of_spanned_header() -> None:
     lines = table_text(t).split("\n")
     # "CIFAR-10" spans Top-1/Top-5 below it: it starts in the column of the first "Top-1"
     assert _column_starts(lines[0], ["Method", "CIFAR-10", "ImageNet"])[1] == _column_starts(lines[1], ["Top-1"])[0]
+
+
+# --- tex ------------------------------------------------------------------------------------
+
+
+def compile_tex(tex: bytes, tmp_path: Path, name: str = "doc") -> str:
+    """Compile with xelatex (as CI does); returns the log. Fails -- never skips -- without
+    xelatex: tests/run.sh installs TeX Live."""
+    import shutil
+    import subprocess
+
+    xelatex = shutil.which("xelatex")
+    assert xelatex, "xelatex missing: tests/run.sh installs texlive-xetex, texlive-lang-cjk, texlive-lang-chinese"
+    d = tmp_path / name
+    d.mkdir()
+    (d / f"{name}.tex").write_bytes(tex)
+    p = subprocess.run(
+        [xelatex, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", f"{name}.tex"],
+        cwd=d, capture_output=True, timeout=300,
+    )
+    log = (d / f"{name}.log").read_text(encoding="utf-8", errors="replace") if (d / f"{name}.log").exists() else ""
+    assert p.returncode == 0, log[-3000:] or p.stdout.decode(errors="replace")[-3000:]
+    assert (d / f"{name}.pdf").stat().st_size > 0
+    return log
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_tex_compiles_with_xelatex(fixture: Path, tmp_path: Path) -> None:
+    out, doc = render(fixture, ["tex"])
+    tex = out[f"{fixture.stem}.tex"]
+    log = compile_tex(tex, tmp_path, fixture.stem)
+    src = tex.decode("utf-8")
+    assert src.count("\\newpage") == len(doc.pages) - 1
+    assert "Missing character" not in log  # every glyph found (CJK via xeCJK, Greek via math)
+    for _, _, t in doc.tables():
+        assert "\\begin{longtable}" in src
+        if any(c.rowspan > 1 for c in t.cells):
+            assert "\\multirow{" in src
+        if any(c.colspan > 1 for c in t.cells):
+            assert "\\multicolumn{" in src
+    if any("\u3040" <= ch <= "\u9fff" for ch in src):
+        assert "\\usepackage{xeCJK}" in src and "Noto Serif CJK" in src
+
+
+def test_tex_keeps_math_and_escapes_specials() -> None:
+    out, _ = render(FIXTURES / "paper_en.md", ["tex"])
+    src = out["paper_en.tex"].decode()
+    assert "\\(\\eta_t = \\eta_0/\\sqrt{t}\\)" in src
+    assert "\\(x^2 + y^2 = r^2\\)" in src  # repaired escaped dollars
+    assert "\\begin{aligned}" in src and "\\begin{align}" not in src
+    assert "95\\% of runs converge \\& the rest" in src
+    assert "my\\_var\\_name, issue \\#42" in src
+    assert "\\$3 per run, and 50\\$ per month" in src
+    assert "code \\{data\\} and 100\\% reproducibility" in src
+    assert "\\textbf{Adam \\textit{(ours)}}" in src or "\\textbf{Adam }\\textbf{\\textit{(ours)}}" in src
+
+
+# --- csv ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_csv_one_file_per_table_spans_expanded(fixture: Path) -> None:
+    import csv
+    import io
+
+    out, doc = render(fixture, ["csv"])
+    tables = doc.tables()
+    assert sorted(out) == sorted(f"{fixture.stem}.table-{p}-{n}.csv" for p, n, _ in tables)
+    for page, n, t in tables:
+        data = out[f"{fixture.stem}.table-{page}-{n}.csv"]
+        assert not data.startswith(b"\xef\xbb\xbf")
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+        assert len(rows) == t.n_rows and all(len(r) == t.n_cols for r in rows)
+        for cell in t.cells:  # every covered slot holds the anchor's text
+            for r in range(cell.row, cell.row + cell.rowspan):
+                for c in range(cell.col, cell.col + cell.colspan):
+                    assert rows[r][c] == plain_text(cell.text)
+
+
+def test_csv_bom_option_and_span_values() -> None:
+    import csv
+    import io
+
+    from daemon.writers import WriterOptions
+
+    pages, _ = load(FIXTURES / "paper_en.md")
+    out = render_outputs(pages, formats=["csv"], stem="p", language="en", sidecar={}, markdown=True,
+                         options=WriterOptions(csv_bom=True))
+    data = out["p.table-1-1.csv"]
+    assert data.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    assert rows[0] == ["Method", "CIFAR-10", "CIFAR-10", "ImageNet", "ImageNet"]
+    assert rows[1] == ["Method", "Top-1", "Top-5", "Top-1", "Top-5"]
+    assert rows[2][0] == rows[3][0] == "SGD"
+    assert rows[3][3:] == ["n/a", "n/a"]
+    assert rows[4] == ["Adam (ours)", "93.4", "99.6", "$78.1 \\pm 0.2$", "94.2"]
+
+
+# --- xlsx -----------------------------------------------------------------------------------
+
+
+def _load_xlsx(data: bytes):  # type: ignore[no-untyped-def]
+    import io
+
+    import openpyxl
+
+    return openpyxl.load_workbook(io.BytesIO(data))
+
+
+@pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_xlsx_cell_by_cell(fixture: Path) -> None:
+    from daemon.writers.numbers import parse_number
+
+    out, doc = render(fixture, ["xlsx"])
+    wb = _load_xlsx(out[f"{fixture.stem}.xlsx"])
+    tables = doc.tables()
+    assert wb.sheetnames == [f"p{p}-t{n}" for p, n, _ in tables]
+    for page, n, t in tables:
+        ws = wb[f"p{page}-t{n}"]
+        merged = {str(r) for r in ws.merged_cells.ranges}
+        from openpyxl.utils import get_column_letter
+
+        want_merged = {
+            f"{get_column_letter(c.col + 1)}{c.row + 1}:{get_column_letter(c.col + c.colspan)}{c.row + c.rowspan}"
+            for c in t.cells if c.rowspan > 1 or c.colspan > 1
+        }
+        assert merged == want_merged
+        for cell in t.cells:
+            v = ws.cell(row=cell.row + 1, column=cell.col + 1).value
+            num = None if cell.header else parse_number(cell.plain, doc.language)
+            if num is not None:
+                assert isinstance(v, (int, float)) and not isinstance(v, bool)
+                assert v == pytest.approx(num.value)
+            else:
+                assert (v or "") == cell.plain
+                assert v is None or isinstance(v, str)
+
+
+def test_xlsx_numbers_follow_the_document_locale() -> None:
+    out, _ = render(FIXTURES / "invoice_de.md", ["xlsx"])
+    ws = _load_xlsx(out["invoice_de.xlsx"])["p1-t1"]
+    assert ws["C2"].value == 1200 and isinstance(ws["C2"].value, int)  # "1.200" in German
+    assert ws["D2"].value == pytest.approx(0.85) and "€" in ws["D2"].number_format
+    assert ws["E6"].value == pytest.approx(1278.06)
+    assert ws["D5"].value == pytest.approx(0.19) and ws["D5"].number_format.endswith("%")
+    assert ws["B3"].value == "Sauerteig-Starter\n(Bio)"
+    assert ws["A1"].font.b
+    out, _ = render(FIXTURES / "report_zh.md", ["xlsx"])
+    ws = _load_xlsx(out["report_zh.xlsx"])["p1-t1"]
+    assert ws["B2"].value == pytest.approx(1234567.89)  # "1,234,567.89" in Chinese
+    assert ws["D2"].value == pytest.approx(0.125)
+    assert ws["B6"].value == 12345678 and "¥" in ws["B6"].number_format
+    out, _ = render(FIXTURES / "stats_nordic.md", ["xlsx"])
+    ws = _load_xlsx(out["stats_nordic.xlsx"])["p1-t1"]
+    assert ws["B2"].value == pytest.approx(12345.67) and ws["B3"].value == pytest.approx(8765.40)
+
+
+def test_xlsx_without_tables_and_formula_text() -> None:
+    out = render_outputs(["no tables here"], formats=["xlsx", "csv"], stem="s", language="en", sidecar={}, markdown=True)
+    assert list(out) == ["s.xlsx"]  # no csv file for a document without tables
+    assert _load_xlsx(out["s.xlsx"]).sheetnames == ["no tables"]
+    out = render_outputs(["<table><tr><td>=SUM(A1:A2)</td><td>007</td></tr></table>"], formats=["xlsx"], stem="s",
+                         language="en", sidecar={}, markdown=True)
+    ws = _load_xlsx(out["s.xlsx"])["p1-t1"]
+    assert ws["A1"].value == "=SUM(A1:A2)" and ws["A1"].data_type == "s"
+    assert ws["B1"].value == "007"

@@ -1,9 +1,679 @@
-"""``tex`` writer (in progress)."""
+"""``tex`` writer: a standalone LaTeX document that compiles with ``xelatex``.
+
+Design decisions (each one is about compiling *every* document, whatever the engine wrote):
+
+- Text is escaped (``\\ { } $ & # ^ _ % ~`` and ``[ ]``, so nothing after ``\\\\`` or ``\\item``
+  can be taken as an optional argument); control characters are dropped; Greek letters and a
+  few symbols the Latin Modern text font lacks are set in math.
+- Math is kept as LaTeX, after a light repair and a structural check (:func:`prepare_math`):
+  ``%``/``#`` escaped, ``\\label``/``\\tag`` handled, top-level ``align``/``gather``/``equation``
+  environments turned into their inner forms (``aligned``, ``gathered``) inside ``\\[…\\]``,
+  Unicode symbols mapped to commands, CJK wrapped in ``\\text``. Math that still fails the check
+  (unbalanced braces or environments, unknown environments, ``\\left`` without ``\\right``, a
+  dangling ``^``, a double superscript, a command missing its arguments, TeX programming
+  commands) is printed verbatim in ``\\texttt`` instead: visible, never fatal. A command the
+  preamble does not know gets a ``\\providecommand`` that prints its name.
+- Tables are ``longtable`` (they may run over a page) with ``p`` columns sized by content,
+  ``\\multicolumn`` / ``\\multirow`` for spans, ``\\cline`` where a row span continues, header
+  rows in bold and repeated on every page when no span crosses out of them.
+- Fonts: Latin Modern for Latin script (fontspec's default); when the document contains CJK,
+  xeCJK with Noto Serif/Sans CJK (``JP`` variants for Japanese, else ``SC``) from Debian's
+  fonts-noto-cjk.
+- Each page of the source starts on a new page (``\\newpage``).
+"""
 
 from __future__ import annotations
 
-from daemon.docmodel import Document
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from daemon.docmodel import (
+    Block,
+    Cell,
+    CodeBlock,
+    Document,
+    Heading,
+    Image,
+    ListBlock,
+    MathBlock,
+    Paragraph,
+    Rule,
+    Run,
+    Table,
+    parse_inline,
+)
+from daemon.writers.text import display_width
+
+# --------------------------------------------------------------------------------------------
+# Text escaping
+
+_ESC = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\textasciicircum{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\textasciitilde{}",
+    "[": "{[}",
+    "]": "{]}",
+    "\t": " ",
+}
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi",
+    "ρ": "rho", "σ": "sigma", "ς": "varsigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi",
+    "ψ": "psi", "ω": "omega", "Γ": "Gamma", "Δ": "Delta", "Θ": "Theta", "Λ": "Lambda", "Ξ": "Xi",
+    "Π": "Pi", "Σ": "Sigma", "Υ": "Upsilon", "Φ": "Phi", "Ψ": "Psi", "Ω": "Omega", "ϕ": "phi",
+    "ϵ": "epsilon", "ϑ": "vartheta",
+}  # fmt: skip
+# Symbols: as math commands (used inside math, and in text where the text font lacks them)
+_MATH_SYMBOLS = {
+    "≤": r"\leq", "≥": r"\geq", "≠": r"\neq", "≈": r"\approx", "≡": r"\equiv", "∞": r"\infty",
+    "∑": r"\sum", "∏": r"\prod", "∫": r"\int", "∮": r"\oint", "√": r"\surd", "∂": r"\partial",
+    "∇": r"\nabla", "∈": r"\in", "∉": r"\notin", "⊂": r"\subset", "⊆": r"\subseteq", "⊃": r"\supset",
+    "⊇": r"\supseteq", "∪": r"\cup", "∩": r"\cap", "∀": r"\forall", "∃": r"\exists", "∅": r"\emptyset",
+    "→": r"\rightarrow", "←": r"\leftarrow", "↔": r"\leftrightarrow", "⇒": r"\Rightarrow",
+    "⇐": r"\Leftarrow", "⇔": r"\Leftrightarrow", "↦": r"\mapsto", "∧": r"\wedge", "∨": r"\vee",
+    "¬": r"\neg", "⊕": r"\oplus", "⊗": r"\otimes", "∝": r"\propto", "∼": r"\sim", "≅": r"\cong",
+    "∘": r"\circ", "⋅": r"\cdot", "∗": r"\ast", "ℝ": r"\mathbb{R}", "ℕ": r"\mathbb{N}",
+    "ℤ": r"\mathbb{Z}", "ℚ": r"\mathbb{Q}", "ℂ": r"\mathbb{C}", "ℓ": r"\ell", "ℏ": r"\hbar",
+    "⟨": r"\langle", "⟩": r"\rangle", "⌊": r"\lfloor", "⌋": r"\rfloor", "⌈": r"\lceil", "⌉": r"\rceil",
+    "∣": r"\mid", "∥": r"\parallel", "⊥": r"\perp", "∠": r"\angle", "△": r"\triangle", "⊢": r"\vdash",
+    "≪": r"\ll", "≫": r"\gg", "≺": r"\prec", "≻": r"\succ", "⋯": r"\cdots", "…": r"\dots",
+}  # fmt: skip
+# In math mode only: characters the text font has but the math fonts do not map
+_MATH_ONLY = {"×": r"\times", "÷": r"\div", "±": r"\pm", "∓": r"\mp", "·": r"\cdot", "−": "-", "′": "'",
+              "″": "''", "°": r"^{\circ}", "µ": r"\mu", "–": "-", "—": "-", "\u00a0": "~", "\u2009": r"\,",
+              "\u202f": r"\,"}  # fmt: skip
+_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CJK_RANGES = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3200-\u32ff\u3300-\u33ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
+)
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+_CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
+_NONASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def esc(text: str) -> str:
+    """Plain text -> LaTeX text-mode source that prints exactly that text."""
+    text = _CTRL.sub("", text)
+    out = []
+    for ch in text:
+        if ch in _ESC:
+            out.append(_ESC[ch])
+        elif ch in _GREEK:
+            out.append(f"\\ensuremath{{\\{_GREEK[ch]}}}")
+        elif ch in _MATH_SYMBOLS:
+            out.append(f"\\ensuremath{{{_MATH_SYMBOLS[ch]}}}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Math
+
+
+def _words(s: str) -> frozenset[str]:
+    return frozenset(s.split())
+
+
+ALLOWED_ENVS = _words(
+    "matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix matrix* pmatrix* bmatrix* Bmatrix* "
+    "vmatrix* Vmatrix* cases cases* dcases dcases* rcases aligned alignedat gathered array subarray "
+    "split"
+)
+# Top-level display environments -> the inner form that works inside \[ \] and inline.
+_ENV_RENAME = {
+    "align": "aligned", "align*": "aligned", "flalign": "aligned", "flalign*": "aligned",
+    "eqnarray": "aligned", "eqnarray*": "aligned", "alignat": "alignedat", "alignat*": "alignedat",
+    "gather": "gathered", "gather*": "gathered", "multline": "gathered", "multline*": "gathered",
+    "split": "aligned",
+}  # fmt: skip
+_ENV_DROP = {"equation", "equation*", "displaymath", "math"}
+# TeX programming and document-level commands: never run them from OCR text.
+_FORBIDDEN = _words(
+    "def edef gdef xdef let futurelet newcommand renewcommand providecommand DeclareMathOperator "
+    "newenvironment renewenvironment input include InputIfFileExists openin openout read write "
+    "immediate catcode csname endcsname expandafter documentclass usepackage makeatletter "
+    "makeatother special par item section subsection chapter newpage clearpage vskip hskip "
+    "halign valign noalign output everypar errmessage loop"
+)
+# Commands taking a fixed number of mandatory arguments (a missing one is a compile error).
+_NARGS = {
+    "frac": 2, "dfrac": 2, "tfrac": 2, "cfrac": 2, "binom": 2, "dbinom": 2, "tbinom": 2,
+    "overset": 2, "underset": 2, "stackrel": 2, "sqrt": 1, "text": 1, "textrm": 1, "textbf": 1,
+    "textit": 1, "mathrm": 1, "mathbf": 1, "mathit": 1, "mathsf": 1, "mathtt": 1, "mathcal": 1,
+    "mathbb": 1, "mathfrak": 1, "mathscr": 1, "boldsymbol": 1, "bm": 1, "operatorname": 1,
+    "hat": 1, "widehat": 1, "tilde": 1, "widetilde": 1, "bar": 1, "overline": 1, "underline": 1,
+    "vec": 1, "dot": 1, "ddot": 1, "check": 1, "breve": 1, "acute": 1, "grave": 1, "mathring": 1,
+    "overbrace": 1, "underbrace": 1, "overrightarrow": 1, "overleftarrow": 1, "substack": 1,
+    "mbox": 1, "hbox": 1, "cancel": 1, "pmod": 1, "bmod": 0, "xrightarrow": 1, "xleftarrow": 1,
+    "phantom": 1, "hphantom": 1, "vphantom": 1, "boxed": 1, "textsf": 1, "texttt": 1, "emph": 1,
+}  # fmt: skip
+_DELIMS = {"(", ")", "[", "]", "|", ".", "/", "<", ">", "\\{", "\\}", "\\|", "\\langle", "\\rangle",
+           "\\lvert", "\\rvert", "\\lVert", "\\rVert", "\\vert", "\\Vert", "\\lfloor", "\\rfloor",
+           "\\lceil", "\\rceil", "\\uparrow", "\\downarrow", "\\updownarrow", "\\Uparrow",
+           "\\Downarrow", "\\backslash", "\\lbrace", "\\rbrace", "\\lbrack", "\\rbrack", "\\lgroup",
+           "\\rgroup", "\\lmoustache", "\\rmoustache", "\\Updownarrow"}  # fmt: skip
+_SIZED = {"left", "right", "middle", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr",
+          "biggl", "biggr", "Biggl", "Biggr", "bigm", "Bigm", "biggm", "Biggm"}  # fmt: skip
+# Commands the preamble defines (no \providecommand fallback written for these).
+_TOKEN = re.compile(r"\\([A-Za-z]+\*?|.)|(\s+)|(.)", re.S)
+
+
+class MathError(ValueError):
+    pass
+
+
+def _tokens(tex: str) -> list[str]:
+    toks = []
+    for m in _TOKEN.finditer(tex):
+        if m.group(1) is not None:
+            toks.append("\\" + m.group(1))
+        elif m.group(2) is not None:
+            toks.append(" ")
+        else:
+            toks.append(m.group(3))
+    return toks
+
+
+@dataclass
+class _Check:
+    """Result of the structural check of one math string."""
+
+    top_amp: bool = False  # '&' outside any alignment environment
+    top_newline: bool = False  # '\\' outside any environment
+
+
+def check_math(tex: str) -> _Check:
+    """Structural check of math source (see the module docstring); raises MathError."""
+    toks = [t for t in _tokens(tex)]
+    res = _Check()
+    env: list[str] = []
+    groups: list[str] = []  # per open brace: "" or "substack"
+    lr: list[int] = [0]  # \left…\right balance per group/cell
+    sup = sub = False
+    i = 0
+    prev_cmd = ""
+
+    def next_atom(k: int) -> int:
+        """Index after the atom starting at k (skipping spaces); -1 if none."""
+        while k < len(toks) and toks[k] == " ":
+            k += 1
+        if k >= len(toks) or toks[k] in ("}", "&", "\\\\", "^", "_"):
+            return -1
+        if toks[k] == "{":
+            depth = 0
+            for j in range(k, len(toks)):
+                if toks[j] == "{":
+                    depth += 1
+                elif toks[j] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return j + 1
+            return -1
+        if toks[k] in ("\\begin", "\\end"):
+            return -1
+        return k + 1
+
+    while i < len(toks):
+        t = toks[i]
+        if t == " ":
+            i += 1
+            continue
+        if t == "{":
+            groups.append("substack" if prev_cmd in ("\\substack", "\\shortstack") else "")
+            lr.append(0)
+            sup = sub = False
+        elif t == "}":
+            if not groups:
+                raise MathError("unbalanced }")
+            groups.pop()
+            if lr.pop() != 0:
+                raise MathError("\\left without \\right in a group")
+            sup = sub = False
+        elif t in ("^", "_"):
+            if (t == "^" and sup) or (t == "_" and sub):
+                raise MathError("double script")
+            if t == "^":
+                sup = True
+            else:
+                sub = True
+            j = next_atom(i + 1)
+            if j == -1:
+                raise MathError("script without argument")
+            i = j
+            prev_cmd = ""
+            continue
+        elif t == "'":
+            if sup:
+                raise MathError("prime after superscript")
+        elif t in ("\\begin", "\\end"):
+            m = re.match(r"\s*\{([A-Za-z*]+)\}", "".join(toks[i + 1 : i + 40]))
+            if not m:
+                raise MathError("malformed environment")
+            name = m.group(1)
+            consumed = 0
+            acc = ""
+            while acc.strip() != m.group(0).strip() and i + 1 + consumed < len(toks):
+                acc += toks[i + 1 + consumed]
+                consumed += 1
+            if t == "\\begin":
+                if name not in ALLOWED_ENVS:
+                    raise MathError(f"environment {name} not allowed in math")
+                env.append(name)
+                lr.append(0)
+            else:
+                if not env or env[-1] != name:
+                    raise MathError(f"\\end{{{name}}} does not match")
+                env.pop()
+                if lr.pop() != 0:
+                    raise MathError("\\left without \\right in an environment")
+            i += 1 + consumed
+            sup = sub = False
+            prev_cmd = ""
+            continue
+        elif t in ("&", "\\\\"):
+            if lr[-1] != 0:
+                raise MathError("\\left…\\right across a cell")
+            if not env:
+                if groups and not any(groups):
+                    raise MathError(f"{t} inside a group outside an environment")
+                if t == "&":
+                    if groups:
+                        raise MathError("& inside a group")
+                    res.top_amp = True
+                elif not groups:
+                    res.top_newline = True
+            sup = sub = False
+        elif t.startswith("\\") and len(t) > 1:
+            name = t[1:].rstrip("*")
+            if name in _FORBIDDEN or name.startswith("end"):
+                raise MathError(f"\\{name} not allowed")
+            if name in _SIZED:
+                k = i + 1
+                while k < len(toks) and toks[k] == " ":
+                    k += 1
+                if k >= len(toks) or toks[k] not in _DELIMS:
+                    raise MathError(f"\\{name} without a delimiter")
+                if name == "left":
+                    lr[-1] += 1
+                elif name == "right":
+                    lr[-1] -= 1
+                    if lr[-1] < 0:
+                        raise MathError("\\right without \\left")
+                elif name == "middle" and lr[-1] <= 0:
+                    raise MathError("\\middle outside \\left…\\right")
+                i = k + 1
+                sup = sub = False
+                prev_cmd = ""
+                continue
+            need = _NARGS.get(name, 0)
+            if need:
+                k = i + 1
+                if name == "sqrt":  # optional [n]
+                    while k < len(toks) and toks[k] == " ":
+                        k += 1
+                    if k < len(toks) and toks[k] == "[":
+                        while k < len(toks) and toks[k] != "]":
+                            k += 1
+                        k += 1
+                for _ in range(need):
+                    k2 = next_atom(k)
+                    if k2 == -1:
+                        raise MathError(f"\\{name} is missing an argument")
+                    k = k2
+            if name not in ("limits", "nolimits", "displaystyle"):
+                sup = sub = False
+            prev_cmd = t
+            i += 1
+            continue
+        else:
+            sup = sub = False
+        prev_cmd = ""
+        i += 1
+    if groups:
+        raise MathError("unbalanced {")
+    if env:
+        raise MathError(f"unclosed environment {env[-1]}")
+    if lr[-1] != 0:
+        raise MathError("\\left without \\right")
+    return res
+
+
+_TAG = re.compile(r"\\tag\*?\s*\{([^{}]*)\}")
+_STRIP = re.compile(r"\\(?:label|eqref\b(?!\{)|nonumber|notag)\b(?:\s*\{[^{}]*\})?")
+
+
+def _unescaped(pattern: str) -> re.Pattern[str]:
+    """``pattern`` not preceded by an odd number of backslashes."""
+    return re.compile(r"(?<!\\)((?:\\\\)*)" + pattern)
+
+
+_PCT = _unescaped("%")
+_HASH = _unescaped("#")
+
+
+def prepare_math(tex: str, *, display: bool) -> str | None:
+    """Math source -> LaTeX ready to go between ``\\(…\\)`` (inline) or as the body of a display
+    (already wrapped: ``\\[…\\]``), or None when it cannot be made safe (then print it verbatim)."""
+    s = tex.strip()
+    if not s:
+        return None
+    tags = _TAG.findall(s)
+    s = _TAG.sub("", s)
+    s = re.sub(r"\\label\s*\{[^{}]*\}|\\nonumber\b|\\notag\b", "", s)
+    s = _PCT.sub(r"\1\\%", s)
+    s = _HASH.sub(r"\1\\#", s)
+
+    def rename(m: re.Match[str]) -> str:
+        kind, name = m.group(1), m.group(2)
+        if name in _ENV_DROP:
+            return ""
+        return f"\\{kind}{{{_ENV_RENAME.get(name, name)}}}"
+
+    s = re.sub(r"\\(begin|end)\s*\{([A-Za-z]+\*?)\}", rename, s)
+    # alignat's column-count argument stays valid for alignedat; eqnarray's "&=&" is fine in aligned
+    s = "".join(_MATH_ONLY.get(ch) or (f"\\{_GREEK[ch]} " if ch in _GREEK else None) or
+                (f"{_MATH_SYMBOLS[ch]} " if ch in _MATH_SYMBOLS else None) or ch for ch in s)  # fmt: skip
+    s = _CTRL.sub(" ", s).replace("\n\n", "\n")
+    # remaining non-ASCII (CJK, accented words) in math: the math fonts have no glyphs; \text does
+    s = _NONASCII_RUN.sub(lambda m: f"\\text{{{m.group(0)}}}", s)
+    try:
+        info = check_math(s)
+    except MathError:
+        return None
+    if not display:
+        if info.top_amp:
+            return None
+        if info.top_newline:
+            s = _unescaped(r"\\\\").sub(r"\1 ", s)  # a line break has no meaning in inline math
+            try:
+                check_math(s)
+            except MathError:
+                return None
+        return s
+    if info.top_amp:
+        s = "\\begin{aligned}" + s + "\\end{aligned}"
+    elif info.top_newline:
+        s = "\\begin{gathered}" + s + "\\end{gathered}"
+    tag = f"\\tag{{{esc(tags[0])}}}" if len(tags) == 1 else ""
+    return f"\\[\n{s}\n{tag}\\]" if tag else f"\\[\n{s}\n\\]"
+
+
+def _verbatim(tex: str) -> str:
+    return "\\texttt{" + esc(tex) + "}"
+
+
+def command_names(tex: str) -> set[str]:
+    return set(re.findall(r"\\([A-Za-z]+)", tex))
+
+
+# --------------------------------------------------------------------------------------------
+# Inline runs
+
+
+class _Ctx:
+    """Per-document state: math commands seen (for \\providecommand fallbacks)."""
+
+    def __init__(self) -> None:
+        self.commands: set[str] = set()
+        self.verbatim_math = 0
+
+
+def inline(text: str, ctx: _Ctx, *, in_cell: bool = False) -> str:
+    """Inline Markdown -> LaTeX (text mode)."""
+    runs = parse_inline(text)
+    # line breaks: never at the start or end, never two in a row ("There's no line here to end")
+    cleaned: list[Run] = []
+    for r in runs:
+        if r.kind == "break" and (not cleaned or cleaned[-1].kind == "break"):
+            continue
+        cleaned.append(r)
+    while cleaned and cleaned[-1].kind == "break":
+        cleaned.pop()
+    out: list[str] = []
+    for r in cleaned:
+        if r.kind == "text":
+            s = esc(r.text)
+        elif r.kind == "code":
+            s = "\\texttt{" + esc(r.text) + "}"
+        elif r.kind == "break":
+            out.append("\\newline{}")
+            continue
+        elif r.kind == "image":
+            s = "\\textit{" + esc(f"[image: {r.text}]" if r.text else "[image]") + "}"
+        else:  # math
+            styled = r.bold or r.italic or r.underline or r.sup or r.sub
+            display = r.display and not in_cell and not styled
+            m = prepare_math(r.text, display=display)
+            if m is None:
+                ctx.verbatim_math += 1
+                s = _verbatim(("$$" if r.display else "$") + r.text + ("$$" if r.display else "$"))
+            else:
+                ctx.commands |= command_names(m)
+                s = m if display else ("\\(\\displaystyle " + m + "\\)" if r.display else "\\(" + m + "\\)")
+        if r.kind != "math" or not r.display:
+            if r.sub:
+                s = "\\textsubscript{" + s + "}"
+            if r.sup:
+                s = "\\textsuperscript{" + s + "}"
+            if r.underline:
+                s = "\\underline{" + s + "}"
+            if r.italic:
+                s = "\\textit{" + s + "}"
+            if r.bold:
+                s = "\\textbf{" + s + "}"
+        out.append(s)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Blocks
+
+_SECTION = {1: "section*", 2: "subsection*", 3: "subsubsection*", 4: "paragraph*", 5: "subparagraph*", 6: "subparagraph*"}
+
+
+def _block(b: Block, ctx: _Ctx) -> str:
+    if isinstance(b, Heading):
+        return f"\\{_SECTION.get(b.level, 'subparagraph*')}{{{inline(b.text.replace(chr(10), ' '), ctx, in_cell=True)}}}"
+    if isinstance(b, Paragraph):
+        body = inline(b.text, ctx)
+        if not body.strip():
+            return ""
+        if b.role != "body":
+            return "{\\footnotesize " + body + "\\par}"
+        return body
+    if isinstance(b, ListBlock):
+        return _list(b, ctx, 1)
+    if isinstance(b, Table):
+        return table_tex(b, ctx)
+    if isinstance(b, MathBlock):
+        m = prepare_math(b.tex, display=True)
+        if m is None:
+            ctx.verbatim_math += 1
+            return "\\begin{center}" + _verbatim(b.tex) + "\\end{center}"
+        ctx.commands |= command_names(m)
+        return m
+    if isinstance(b, Image):
+        label = esc(f"[image: {b.alt}]" if b.alt else "[image]")
+        return "\\begin{center}\\fbox{\\parbox{0.8\\linewidth}{\\centering\\textit{" + label + "}}}\\end{center}"
+    if isinstance(b, CodeBlock):
+        body = _CTRL.sub("", b.text).replace("\\end{verbatim}", "\\end {verbatim}")
+        return "\\begin{verbatim}\n" + body + "\n\\end{verbatim}"
+    if isinstance(b, Rule):
+        return "\\noindent\\rule{\\linewidth}{0.4pt}"
+    return ""
+
+
+def _list(lb: ListBlock, ctx: _Ctx, depth: int) -> str:
+    """itemize/enumerate; LaTeX allows 4 levels, deeper items are kept at level 4."""
+    if depth > 4:
+        return "\n".join(_flat_items(lb, ctx))
+    env = "enumerate" if lb.ordered else "itemize"
+    lines = [f"\\begin{{{env}}}"]
+    if lb.ordered and lb.start != 1:
+        lines.append(f"\\setcounter{{enum{'i' * depth if depth < 4 else 'iv'}}}{{{lb.start - 1}}}")
+    for item in lb.items:
+        lines.append("\\item{} " + inline(item.text, ctx))
+        if item.children:
+            lines.append(_list(item.children, ctx, depth + 1))
+    lines.append(f"\\end{{{env}}}")
+    return "\n".join(lines)
+
+
+def _flat_items(lb: ListBlock, ctx: _Ctx) -> Iterable[str]:
+    for k, item in enumerate(lb.items):
+        mark = f"{lb.start + k}." if lb.ordered else "--"
+        yield f"\\item[{mark}] " + inline(item.text, ctx)
+        if item.children:
+            yield from _flat_items(item.children, ctx)
+
+
+def _col_fractions(t: Table) -> list[float]:
+    """Share of the line width for each column, from the longest line of its cells (capped so
+    one long cell does not squeeze every other column)."""
+    natural = [3.0] * t.n_cols
+    for c in t.cells:
+        if c.colspan == 1:
+            longest = max((display_width(x) for x in c.plain.split("\n")), default=0)
+            natural[c.col] = max(natural[c.col], min(float(longest), 40.0))
+    total = sum(natural)
+    return [n / total for n in natural]
+
+
+def _width(fracs: list[float], start: int, span: int) -> str:
+    f = sum(fracs[start : start + span])
+    # minus the padding of the column(s) the cell occupies
+    return f"\\dimexpr {f:.4f}\\linewidth-{2 * span}\\tabcolsep-{span + 1}\\arrayrulewidth\\relax"
+
+
+def _cell_body(c: Cell, ctx: _Ctx) -> str:
+    body = inline(c.text, ctx, in_cell=True)
+    if c.header and body:
+        body = "\\textbf{" + body + "}"
+    return body
+
+
+def table_tex(t: Table, ctx: _Ctx) -> str:
+    """The table as a longtable with spans (see the module docstring)."""
+    fracs = _col_fractions(t)
+    spec = "|" + "".join(f">{{\\raggedright\\arraybackslash}}p{{{_width(fracs, c, 1)}}}|" for c in range(t.n_cols))
+    grid = t.grid()
+    lines = []
+    if t.caption:
+        lines.append("\\noindent\\textit{" + inline(t.caption, ctx, in_cell=True) + "}")
+    lines += ["{\\small", "\\setlength{\\LTleft}{0pt}\\setlength{\\LTright}{0pt}", f"\\begin{{longtable}}{{{spec}}}", "\\hline"]
+    # header rows repeat on each page only if no row span crosses out of them
+    repeat_head = t.header_rows > 0 and t.header_rows < t.n_rows and all(
+        c.row + c.rowspan <= t.header_rows for c in t.cells if c.row < t.header_rows
+    )
+    for r in range(t.n_rows):
+        parts: list[str] = []
+        col = 0
+        while col < t.n_cols:
+            cell = grid[r][col]
+            span = cell.colspan
+            left = "|" if col == 0 else ""
+            colspec = f"{left}>{{\\raggedright\\arraybackslash}}p{{{_width(fracs, col, span)}}}|"
+            if cell.row == r and cell.col == col:
+                body = _cell_body(cell, ctx)
+                if cell.rowspan > 1 and body:
+                    body = f"\\multirow{{{cell.rowspan}}}{{{_width(fracs, col, span)}}}{{{body}}}"
+            else:
+                body = ""  # covered by a row span from above (or the rest of a column span)
+            parts.append(f"\\multicolumn{{{span}}}{{{colspec}}}{{{body}}}" if span > 1 else body)
+            col += span
+        rule = _rule_after(grid, r, t)
+        lines.append(" & ".join(parts) + " \\\\ " + rule)
+        if repeat_head and r == t.header_rows - 1:
+            lines.append("\\endhead")
+    lines += ["\\end{longtable}", "}"]
+    return "\n".join(lines)
+
+
+def _rule_after(grid: list[list[Cell]], r: int, t: Table) -> str:
+    """``\\hline`` under row r, or ``\\cline`` pieces where a row span continues below."""
+    if r == t.n_rows - 1:
+        return "\\hline"
+    open_cols = [grid[r][c] is not grid[r + 1][c] for c in range(t.n_cols)]
+    if all(open_cols):
+        return "\\hline"
+    pieces, c = [], 0
+    while c < t.n_cols:
+        if open_cols[c]:
+            start = c
+            while c < t.n_cols and open_cols[c]:
+                c += 1
+            pieces.append(f"\\cline{{{start + 1}-{c}}}")
+        else:
+            c += 1
+    return "".join(pieces)
+
+
+# --------------------------------------------------------------------------------------------
+# Document
+
+_PREAMBLE_KNOWN = _words(
+    """frac dfrac tfrac cfrac binom sqrt left right big Big bigg Bigg bigl bigr Bigl Bigr sum prod int
+    iint iiint oint lim sup inf max min log ln exp sin cos tan cot sec csc arcsin arccos arctan sinh
+    cosh tanh det dim ker deg gcd Pr arg text textrm textbf textit mathrm mathbf mathit mathsf
+    mathtt mathcal mathbb mathfrak mathscr boldsymbol bm operatorname hat widehat tilde widetilde
+    bar overline underline vec dot ddot cdot cdots ldots dots vdots ddots times div pm mp leq geq
+    neq le ge ne approx equiv sim simeq cong propto infty partial nabla in notin subset subseteq
+    supset supseteq cup cap forall exists emptyset rightarrow leftarrow Rightarrow Leftarrow to
+    mapsto quad qquad begin end alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta
+    iota kappa lambda mu nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi
+    omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega displaystyle textstyle
+    scriptstyle limits nolimits mid vert Vert langle rangle lfloor rfloor lceil rceil hline
+    overbrace underbrace substack xrightarrow prime circ ast star ell hbar wedge vee neg oplus
+    otimes perp parallel angle triangle emph mbox hbox phantom boxed cancel pmod bmod"""
+)
 
 
 def write_tex(doc: Document) -> str:
-    raise NotImplementedError("the tex writer is not finished yet")
+    ctx = _Ctx()
+    body: list[str] = []
+    for k, page in enumerate(doc.pages):
+        if k:
+            body.append("\\newpage")
+        body.append(f"% page {page.number}")
+        body.extend(x for x in (_block(b, ctx) for b in page.blocks) if x)
+    text = "\n\n".join(body)
+    has_cjk = bool(_CJK.search(text))
+    variant = "JP" if doc.language == "ja" else "KR" if doc.language == "ko" else "SC"
+    pre = [
+        "% Generated by ocr-daemon from OCR output. Compile with: xelatex FILE.tex",
+        "\\documentclass[11pt]{article}",
+        "\\usepackage[a4paper,margin=2cm]{geometry}",
+        "\\usepackage{amsmath,amssymb,mathtools}",
+        "\\usepackage{fontspec}",
+        "\\usepackage{bm,cancel}",
+        # mathrsfs needs the rsfs fonts (not in the Debian TeX set we rely on): script -> calligraphic
+        "\\providecommand{\\mathscr}{\\mathcal}",
+        "\\usepackage{array,longtable,multirow}",
+    ]
+    if has_cjk:
+        pre += [
+            "\\usepackage{xeCJK}",
+            f"\\setCJKmainfont{{Noto Serif CJK {variant}}}",
+            f"\\setCJKsansfont{{Noto Sans CJK {variant}}}",
+            f"\\setCJKmonofont{{Noto Sans Mono CJK {variant}}}",
+        ]
+    pre += [
+        "\\setlength{\\parindent}{0pt}",
+        "\\setlength{\\parskip}{0.6\\baselineskip}",
+        "\\setlength{\\emergencystretch}{3em}",  # long words/URLs: stretch rather than overflow
+    ]
+    # Commands used in math that no loaded package may define: print their name, never fail.
+    unknown = sorted(n for n in ctx.commands if n not in _PREAMBLE_KNOWN and not n.startswith("end") and len(n) > 1)
+    pre += [f"\\providecommand{{\\{n}}}{{\\ensuremath{{\\mathrm{{{n}}}}}}}" for n in unknown]
+    lang = f"% language: {doc.language}"
+    return "\n".join([*pre, lang, "\\begin{document}", text if text.strip() else "\\mbox{}", "\\end{document}"]) + "\n"

@@ -383,7 +383,10 @@ def prepare_math(tex: str, *, display: bool) -> str | None:
     # alignat's column-count argument stays valid for alignedat; eqnarray's "&=&" is fine in aligned
     s = "".join(_MATH_ONLY.get(ch) or (f"\\{_GREEK[ch]} " if ch in _GREEK else None) or
                 (f"{_MATH_SYMBOLS[ch]} " if ch in _MATH_SYMBOLS else None) or ch for ch in s)  # fmt: skip
-    s = _CTRL.sub(" ", s).replace("\n\n", "\n")
+    # a blank line inside math is a paragraph break: "Missing $ inserted"
+    s = re.sub(r"\n\s*\n", "\n", _CTRL.sub(" ", s)).strip()
+    if not s:
+        return None
     # remaining non-ASCII (CJK, accented words) in math: the math fonts have no glyphs; \text does
     s = _NONASCII_RUN.sub(lambda m: f"\\text{{{m.group(0)}}}", s)
     try:
@@ -483,7 +486,10 @@ _SECTION = {1: "section*", 2: "subsection*", 3: "subsubsection*", 4: "paragraph*
 
 def _block(b: Block, ctx: _Ctx) -> str:
     if isinstance(b, Heading):
-        return f"\\{_SECTION.get(b.level, 'subparagraph*')}{{{inline(b.text.replace(chr(10), ' '), ctx, in_cell=True)}}}"
+        cmd = _SECTION.get(b.level, "subparagraph*")
+        head = f"\\{cmd}{{{inline(b.text.replace(chr(10), ' '), ctx, in_cell=True)}}}"
+        # \paragraph and \subparagraph are run-in; OCR headings stand on their own line
+        return head + "\\mbox{}\\par" if b.level >= 4 else head
     if isinstance(b, Paragraph):
         body = inline(b.text, ctx)
         if not body.strip():
@@ -645,7 +651,8 @@ def write_tex(doc: Document) -> str:
         if k:
             body.append("\\newpage")
         body.append(f"% page {page.number}")
-        body.extend(x for x in (_block(b, ctx) for b in page.blocks) if x)
+        blocks = [x for x in (_block(b, ctx) for b in page.blocks) if x]
+        body.extend(blocks or ["\\mbox{}"])  # an empty page still gets its page
     text = "\n\n".join(body)
     has_cjk = bool(_CJK.search(text))
     variant = "JP" if doc.language == "ja" else "KR" if doc.language == "ko" else "SC"

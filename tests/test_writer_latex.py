@@ -1,0 +1,152 @@
+"""tex writer: math repair/check units, and adversarial pages that must still compile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.docmodel import parse_document
+from daemon.writers import render_outputs
+from daemon.writers.latex import esc, prepare_math
+from tests.test_writers import compile_tex
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [
+        r"\frac{a}",  # missing argument
+        r"x^2^3",  # double superscript
+        r"x^{2}'",  # prime after a superscript
+        r"x^",  # dangling script
+        r"\left( x",  # \left without \right
+        r"\right) x",
+        r"\left x \right)",  # \left without a delimiter
+        r"\begin{foo} x \end{foo}",  # unknown environment
+        r"\begin{matrix} a \end{pmatrix}",
+        r"{a",
+        r"a}",
+        r"\def\x{1} \x",  # TeX programming
+        r"\input{/etc/passwd}",
+        r"\text{a & b}",  # & inside a group
+    ],
+)
+def test_prepare_math_refuses_what_would_not_compile(tex: str) -> None:
+    assert prepare_math(tex, display=False) is None
+    assert prepare_math(tex, display=True) is None
+
+
+@pytest.mark.parametrize(
+    ("tex", "display", "want"),
+    [
+        (r"a &= b \\ c &= d", True, "\\begin{aligned}a &= b \\\\ c &= d\\end{aligned}"),
+        (r"a \\ b", True, "\\begin{gathered}a \\\\ b\\end{gathered}"),
+        ("\\begin{align*}\nx &= 1 \\tag{3}\n\\end{align*}", True, "\\begin{aligned}"),
+        ("\\begin{equation}\\label{eq:1} E = mc^2 \\end{equation}", True, "E = mc^2"),
+        (r"50% \# 3", False, r"50\% \# 3"),
+        ("α ≤ β × γ", False, r"\alpha  \leq  \beta  \times \gamma"),
+        ("净利润 = x", False, r"\text{净利润} = x"),
+        (r"\sqrt[3]{x} + \left\{ y \right. + \big( z \big)", False, r"\sqrt[3]{x}"),
+        (r"\begin{pmatrix} a & b \\ c & d \end{pmatrix}", False, r"\begin{pmatrix}"),
+        (r"\sum\limits_{i=1}^{n} x_i' ", False, r"\sum\limits_{i=1}^{n} x_i'"),
+        (r"\substack{a \\ b}", False, r"\substack{a \\ b}"),
+        (r"a \\ b", False, "a   b"),  # a line break means nothing in inline math
+    ],
+)
+def test_prepare_math_repairs(tex: str, display: bool, want: str) -> None:
+    got = prepare_math(tex, display=display)
+    assert got is not None and want in got
+    if "tag{3}" in tex:
+        assert got.rstrip().endswith("\\tag{3}\\]") and "\\tag{3}\n\\end" not in got
+
+
+def test_esc_prints_specials_literally() -> None:
+    assert esc("50% & _#$ {x} ~^ \\ [a]") == (
+        "50\\% \\& \\_\\#\\$ \\{x\\} \\textasciitilde{}\\textasciicircum{} \\textbackslash{} {[}a{]}"
+    )
+    assert esc("bell\x07tab\tμm") == "belltab \\ensuremath{\\mu}m"
+
+
+TORTURE = r"""# Heading with $x^2$ and # sign & 100%
+
+###### Level six _under_score_
+
+Text with \textbf{not a command}, \\ double backslash, {braces}, [brackets] and ~tilde^caret.
+[starts with a bracket after a break
+*starts with a star
+
+Bad math: $\frac{a}$, $x^2^3$, $\left( x$, $\begin{foo} x \end{foo}$, $a & b$, $\def\x{1}\x$, $\input{/etc/passwd}$.
+Good math: $\unknowncmd{x} + \si{m}$, $50%$, $\mathscr{L}$, $α ≤ β$, $净利润$, $\sqrt[3]{x}$, $\left\{ x \right.$.
+Emoji 😀 and control char \x07 and a very long word Donaudampfschifffahrtsgesellschaftskapitänswitwenrentenversicherungsanstalt.
+
+$$
+a &= b \\ c &= d
+$$
+
+$$
+\begin{align*}
+x &= 1 \tag{1} \\
+y &= 2
+\end{align*}
+$$
+
+\begin{equation}
+E = mc^2 \label{eq:e}
+\end{equation}
+
+$$
+\frac{1}{
+$$
+
+- level 1
+  - level 2
+    - level 3
+      - level 4
+        - level 5
+          - level 6 [ ] task
+5. five
+6. six
+
+<table><tr><th rowspan="3">A</th><th colspan="9">B wider than the table</th></tr>
+<tr><td><br>leading break</td><td>$$\sum_i x_i$$</td></tr>
+<tr><td rowspan="0">to the end</td><td>- item<ul><li>one</li><li>two</li></ul></td><td><table><tr><td>in</td></tr></table></td></tr>
+<tr><td>ragged</td></tr></table>
+
+<table><tr><th>only header</th></tr></table>
+
+<table><tr><td>1</td><td>2</td><td>3</td><td>4</td><td>5</td><td>6</td><td>7</td><td>8</td><td>9</td><td>10</td><td>11</td><td>12</td><td>13</td><td>14</td><td>15</td><td>16</td><td>17</td><td>18</td><td>19</td><td>20</td></tr></table>
+
+```
+\end{verbatim} inside code
+```
+
+![](img.png)
+
+---
+"""
+
+
+def test_torture_page_compiles(tmp_path: Path) -> None:
+    pages = [TORTURE.replace("\\x07", "\x07"), "", "<table><tr><td>only a table</td></tr></table>"]
+    out = render_outputs(pages, formats=["tex"], stem="t", language="en", sidecar={}, markdown=True)
+    src = out["t.tex"].decode()
+    log = compile_tex(out["t.tex"], tmp_path, "torture")
+    assert "Output written on torture.pdf (3 pages" in log  # the empty page 2 is kept
+    assert src.count("\\newpage") == 2
+    assert "\\providecommand{\\unknowncmd}" in src
+    assert "\\texttt{\\$\\textbackslash{}frac\\{a\\}\\$}" in src  # bad math shown verbatim
+    assert "/etc/passwd" not in src.replace("\\texttt{\\$\\textbackslash{}input\\{/etc/passwd\\}\\$}", "")
+
+
+def test_plain_text_pages_compile(tmp_path: Path) -> None:
+    page = "Rabatt 50% & mehr_hier #1 {x} ~ ^ \\ $5 and $10 *x* \\begin{document}\n\nÆØÅ æøå ß é 中文 かな"
+    out = render_outputs([page, page], formats=["tex"], stem="p", language="da", sidecar={}, markdown=False)
+    compile_tex(out["p.tex"], tmp_path, "plain")
+    assert "\\$5 and \\$10" in out["p.tex"].decode()
+
+
+def test_japanese_uses_jp_cjk_fonts() -> None:
+    doc_src = "# 領収書\n\nかな"
+    out = render_outputs([doc_src], formats=["tex"], stem="j", language="ja", sidecar={}, markdown=True)
+    assert "Noto Serif CJK JP" in out["j.tex"].decode()
+    assert parse_document([doc_src]).pages[0].blocks

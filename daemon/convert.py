@@ -11,11 +11,11 @@ same marks, so it can be converted again too.
 Usage::
 
     ocr-daemon convert FILE.md --to md,txt,tex,csv,xlsx,json [--out DIR] [--language xx]
-                       [--plain] [--csv-bom]
+                       [--stem NAME] [--plain] [--csv-bom]
     python -m daemon.convert FILE.md --to ...
 
-Outputs are named ``<stem>.<ext>`` where stem is the file name without ``.raw.md`` / ``.md`` /
-``.txt``; they go to ``--out`` (default: beside FILE), are written atomically and replace
+Outputs are named ``<stem>.<ext>`` where stem is ``--stem`` or the file name without ``.raw.md``
+/ ``.md`` / ``.txt``; they go to ``--out`` (default: beside FILE), are written atomically and replace
 earlier outputs of the same name -- except FILE itself, which is never overwritten.
 Exit codes: 0 written, 1 a write failed, 2 usage error (bad format, unreadable input, output
 would overwrite the input).
@@ -113,6 +113,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", type=Path, default=None, help="output folder (default: beside FILE)")
     p.add_argument("--language", default=None, help="ISO 639-1 code of the document (default: detected)")
+    p.add_argument("--stem", default=None, help="name outputs <STEM>.<ext> (default: FILE's name without .raw.md/.md)")
     p.add_argument("--plain", action="store_true", help="FILE is plain OCR text (Tesseract), not Markdown")
     p.add_argument("--csv-bom", action="store_true", help="start CSV files with a UTF-8 BOM (for Excel)")
 
@@ -135,7 +136,10 @@ def run(args: argparse.Namespace) -> int:
     pages = split_raw_pages(raw)
     language = args.language or _detect_language(raw)
     out_dir: Path = args.out if args.out is not None else src.parent
-    stem = _stem(src)
+    stem = getattr(args, "stem", None) or _stem(src)
+    if "/" in stem or stem in (".", ".."):
+        print(f"convert: --stem must be a plain file name, not {stem!r}", file=sys.stderr)
+        return int(ExitCode.CONFIG)
     plain = bool(getattr(args, "plain", False)) or src.suffix.lower() == ".txt"
     options = WriterOptions(csv_bom=bool(getattr(args, "csv_bom", False)))
     sidecar = {"source": str(src), "language": language, "pages": len(pages), "engine": "convert"}

@@ -70,3 +70,12 @@ def test_raw_page_format() -> None:
     assert RAW_PAGE_MARK.format(n=2) == "<!-- page 2 -->"
     assert split_raw_pages(text) == ["a\n", "", "b"]
     assert split_raw_pages("preface\n<!-- page 1 -->\nbody\n") == ["preface\nbody"]
+
+
+def test_convert_stem_option(tmp_path: Path) -> None:
+    src = tmp_path / "17.raw.md"
+    src.write_text("# Titel\n\nText", encoding="utf-8")
+    p = convert(src, "--to", "txt", "--stem", "rechnung", "--language", "de")
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "rechnung.txt").read_text(encoding="utf-8").startswith("Titel\n")
+    assert convert(src, "--to", "txt", "--stem", "../x").returncode == 2

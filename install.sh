@@ -48,10 +48,7 @@ ROOT=""
 DO_APT=1
 DO_START=1
 GPU=auto
-# Debian's interpreter, not whatever python3 comes first on PATH: a pyenv/conda Python under
-# /root or /home would be unreadable for the service user (and hidden by ProtectHome=yes).
-PYTHON=/usr/bin/python3
-[ -x "$PYTHON" ] || PYTHON=python3
+PYTHON=""   # default chosen after the apt step (see there)
 PIP_ARGS=()
 
 usage() {
@@ -195,6 +192,11 @@ if [ $DO_APT = 1 ]; then
   fi
 else
   log "Debian packages: skipped (--no-apt)"
+fi
+# Debian's interpreter, not whatever python3 comes first on PATH: a pyenv/conda Python under
+# /root or /home would be unreadable for the service user (and hidden by ProtectHome=yes).
+if [ -z "$PYTHON" ]; then
+  if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
 fi
 command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (install python3, or pass --python)"
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \

@@ -120,6 +120,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``convert``; returns the process exit code."""
+    from daemon.docmodel import parse_document
     from daemon.writers import FORMATS, WriterOptions, render_outputs
 
     src: Path = args.file
@@ -134,13 +135,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"convert: cannot read {src}: {e.strerror or e}", file=sys.stderr)
         return int(ExitCode.CONFIG)
     pages = split_raw_pages(raw)
-    language = args.language or _detect_language(raw)
+    plain = bool(getattr(args, "plain", False)) or src.suffix.lower() == ".txt"
+    # detect on the words only: HTML table markup would make a Chinese document look English
+    language = args.language or _detect_language(parse_document(pages, markdown=not plain).text())
     out_dir: Path = args.out if args.out is not None else src.parent
     stem = getattr(args, "stem", None) or _stem(src)
     if "/" in stem or stem in (".", ".."):
         print(f"convert: --stem must be a plain file name, not {stem!r}", file=sys.stderr)
         return int(ExitCode.CONFIG)
-    plain = bool(getattr(args, "plain", False)) or src.suffix.lower() == ".txt"
     options = WriterOptions(csv_bom=bool(getattr(args, "csv_bom", False)))
     sidecar = {"source": str(src), "language": language, "pages": len(pages), "engine": "convert"}
     names = render_outputs(

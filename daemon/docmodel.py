@@ -184,6 +184,30 @@ class Document:
                     out.append((page.number, n, b))
         return out
 
+    def text(self) -> str:
+        """The document's words as plain text, without markup, math or code: what language
+        detection and keyword matching should read (the raw engine Markdown carries HTML table
+        tags whose Latin letters outweigh a short Chinese or Japanese text)."""
+        parts: list[str] = []
+
+        def items(lb: ListBlock) -> None:
+            for it in lb.items:
+                parts.append(plain_text(it.text, math_delims=False))
+                if it.children:
+                    items(it.children)
+
+        for page in self.pages:
+            for b in page.blocks:
+                if isinstance(b, (Heading, Paragraph)):
+                    parts.append(plain_text(b.text, math_delims=False))
+                elif isinstance(b, ListBlock):
+                    items(b)
+                elif isinstance(b, Table):
+                    if b.caption:
+                        parts.append(plain_text(b.caption, math_delims=False))
+                    parts.extend(plain_text(c.text, math_delims=False) for c in b.cells if c.text)
+        return "\n".join(p for p in parts if p.strip())
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": MODEL_FORMAT,

@@ -219,3 +219,8 @@ def test_raw_pages_join_split_exact(pages: list[str]) -> None:
 
 def test_raw_file_without_marks_is_one_page() -> None:
     assert split_raw_pages("just text\n") == ["just text\n"]
+
+
+def test_document_text_is_words_only() -> None:
+    doc = parse_document(['# 标题\n\n<table border="1" class="dataframe"><tr><th>项目</th></tr><tr><td>收入 $x^2$</td></tr></table>\n\n- 第一 **粗体**'])
+    assert doc.text() == "标题\n项目\n收入 x^2\n第一 粗体"

@@ -64,7 +64,7 @@ def test_esc_prints_specials_literally() -> None:
     assert esc("50% & _#$ {x} ~^ \\ [a]") == (
         "50\\% \\& \\_\\#\\$ \\{x\\} \\textasciitilde{}\\textasciicircum{} \\textbackslash{} {[}a{]}"
     )
-    assert esc("bell\x07tab\tμm") == "belltab \\ensuremath{\\mu}m"
+    assert esc("bell\x07tab\tμm Ⅰ") == "belltab {\\ocrfallback μ}m {\\ocrfallback Ⅰ}"
 
 
 TORTURE = r"""# Heading with $x^2$ and # sign & 100%
@@ -150,3 +150,18 @@ def test_japanese_uses_jp_cjk_fonts() -> None:
     out = render_outputs([doc_src], formats=["tex"], stem="j", language="ja", sidecar={}, markdown=True)
     assert "Noto Serif CJK JP" in out["j.tex"].decode()
     assert parse_document([doc_src]).pages[0].blocks
+
+
+@pytest.mark.parametrize(
+    ("page", "lang", "font"),
+    [
+        ("Symbols μm, α-Strahlung, Ⅳ, ① ② and ✓ → ← ≤ ─ ■ in running text, $μ = 3$.", "de", "DejaVu Sans"),
+        ("# 時間割\n\n英語Ⅰ ― ①、μ、→。", "ja", "Noto Sans CJK JP"),
+    ],
+)
+def test_characters_latin_modern_lacks_use_the_fallback_font(page: str, lang: str, font: str, tmp_path: Path) -> None:
+    out = render_outputs([page], formats=["tex"], stem="f", language=lang, sidecar={}, markdown=True)
+    src = out["f.tex"].decode()
+    assert f"\\newfontfamily\\ocrfallback{{{font}}}" in src
+    log = compile_tex(out["f.tex"], tmp_path, "fallback")
+    assert "Missing character" not in log

@@ -3,8 +3,9 @@
 Design decisions (each one is about compiling *every* document, whatever the engine wrote):
 
 - Text is escaped (``\\ { } $ & # ^ _ % ~`` and ``[ ]``, so nothing after ``\\\\`` or ``\\item``
-  can be taken as an optional argument); control characters are dropped; Greek letters and a
-  few symbols the Latin Modern text font lacks are set in math.
+  can be taken as an optional argument); control characters are dropped; characters the Latin
+  Modern text font lacks (lowercase Greek, arrows, roman numerals, box drawing …) and that are
+  not CJK are set in a fallback font (DejaVu Sans, or Noto Sans CJK in CJK documents).
 - Math is kept as LaTeX, after a light repair and a structural check (:func:`prepare_math`):
   ``%``/``#`` escaped, ``\\label``/``\\tag`` handled, top-level ``align``/``gather``/``equation``
   environments turned into their inner forms (``aligned``, ``gathered``) inside ``\\[…\\]``,
@@ -100,19 +101,55 @@ _CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _NONASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
+# Code points of Latin Modern Roman (fontspec's default text font), from
+# ``fc-query --format='%{charset}' lmroman10-regular.otf`` (TeX Live 2022, private use left out).
+# Any other character that is not CJK is set in a fallback font (``\\ocrfallback``: DejaVu Sans,
+# or Noto Sans CJK in documents that load xeCJK), so lowercase Greek, arrows, box drawing,
+# roman numerals, circled numbers … are printed instead of silently dropped.
+_LM_CHARSET = (
+    "20-7e a0-137 139-148 14a-165 168-17f 18e 192 1a0-1a1 1af-1b0 1cd-1d4 1d7-1dd 1e6-1e7 1ea-1eb 1f0 "
+    "1f4-1f5 1fa-201 204-205 208-209 20c-20d 210-211 214-215 218-21b 237 258-259 2be-2bf 2c6-2c7 "
+    "2d8-2dd 300-304 306-30c 30f 311 323 326 32e-332 391-3a1 3a3-3a9 e3f 1e0c-1e0f 1e24-1e27 "
+    "1e2a-1e2b 1e2e-1e2f 1e36-1e39 1e42-1e47 1e58-1e5d 1e62-1e63 1e6c-1e6f 1e80-1e85 1e92-1e93 1e97 "
+    "1ea0-1ef9 2010-2011 2013-2014 2016 2018-201a 201c-201e 2020-2022 2026 2030-2031 2039-203b 203d "
+    "203f-2040 2044-2046 2052 2054 20a1 20a4 20a6 20a9 20ab-20ac 20b1 2103 2116-2117 211e 2120 2122 "
+    "2126-2127 212e 2190-2193 2212 2215 2217 221a 221e 2222 2300 2329-232a 2422-2423 25e6 266a "
+    "26ad-26ae 27e6-27e7 fb00-fb04 "
+)
+
+
+def _charset(spec: str) -> frozenset[int]:
+    """``"20-7e a0 …"`` (hex code points and ranges) -> the set of code points."""
+    out: set[int] = set()
+    for part in spec.split():
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo, 16), int(hi or lo, 16) + 1))
+    return frozenset(out)
+
+
+_LM = _charset(_LM_CHARSET)
+FALLBACK = "\\ocrfallback"
+
+
+def _needs_fallback(ch: str) -> bool:
+    return ord(ch) not in _LM and not _CJK.match(ch) and ch not in "\n\t"
+
+
 def esc(text: str) -> str:
     """Plain text -> LaTeX text-mode source that prints exactly that text."""
     text = _CTRL.sub("", text)
-    out = []
+    out: list[str] = []
+    run: list[str] = []
     for ch in text:
-        if ch in _ESC:
-            out.append(_ESC[ch])
-        elif ch in _GREEK:
-            out.append(f"\\ensuremath{{\\{_GREEK[ch]}}}")
-        elif ch in _MATH_SYMBOLS:
-            out.append(f"\\ensuremath{{{_MATH_SYMBOLS[ch]}}}")
-        else:
-            out.append(ch)
+        if _needs_fallback(ch):
+            run.append(ch)
+            continue
+        if run:
+            out.append("{" + FALLBACK + " " + "".join(run) + "}")
+            run = []
+        out.append(_ESC.get(ch, ch))
+    if run:
+        out.append("{" + FALLBACK + " " + "".join(run) + "}")
     return "".join(out)
 
 
@@ -388,7 +425,7 @@ def prepare_math(tex: str, *, display: bool) -> str | None:
     if not s:
         return None
     # remaining non-ASCII (CJK, accented words) in math: the math fonts have no glyphs; \text does
-    s = _NONASCII_RUN.sub(lambda m: f"\\text{{{m.group(0)}}}", s)
+    s = _NONASCII_RUN.sub(lambda m: f"\\text{{{esc(m.group(0))}}}", s)
     try:
         info = check_math(s)
     except MathError:
@@ -674,6 +711,10 @@ def write_tex(doc: Document) -> str:
             f"\\setCJKsansfont{{Noto Sans CJK {variant}}}",
             f"\\setCJKmonofont{{Noto Sans Mono CJK {variant}}}",
         ]
+    if FALLBACK in text:
+        # characters Latin Modern lacks (see esc); both fonts come with the packages we require
+        fallback = f"Noto Sans CJK {variant}" if has_cjk else "DejaVu Sans"
+        pre.append(f"\\newfontfamily{FALLBACK}{{{fallback}}}")
     pre += [
         "\\setlength{\\parindent}{0pt}",
         "\\setlength{\\parskip}{0.6\\baselineskip}",

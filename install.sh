@@ -304,6 +304,15 @@ if [ $WITH_GPU = 1 ]; then
     [ -e "$dev" ] && [ "$dev" != /dev/nvidia0 ] || continue
     echo "DeviceAllow=$dev rw" >>"$TMP/gpu.conf"
   done
+  # Most drivers create the nodes 0666; where they are group-only (e.g. root:video 0660) the
+  # service user needs that group.
+  if [ -e /dev/nvidiactl ]; then
+    mode=$(stat -c %a /dev/nvidiactl)
+    group=$(stat -c %G /dev/nvidiactl)
+    if [ $(( ${mode: -1} & 6 )) -ne 6 ] && [ "$group" != root ]; then
+      echo "SupplementaryGroups=$group" >>"$TMP/gpu.conf"
+    fi
+  fi
   install -m 0644 "$TMP/gpu.conf" "$DROPIN"
   log "unit: GPU drop-in $DROPIN"
 elif [ -e "$DROPIN" ]; then

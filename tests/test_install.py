@@ -282,9 +282,11 @@ def test_gpu_install_adds_the_dropin(install: Staged) -> None:
         src = (REPO / "systemd/ocr-daemon.service.d/gpu.conf").read_text(encoding="utf-8")
         assert text.startswith(staged(s.root, src))
         assert f"HF_HOME={s.root}/var/lib/ocr-daemon/huggingface" in text
-        # One extra DeviceAllow line per further GPU of this machine, nothing else added.
+        # One extra DeviceAllow line per further GPU of this machine (and the nodes' group where
+        # they are not world-accessible), nothing else added.
         extra = text[len(staged(s.root, src)):].splitlines()
-        assert all(re.fullmatch(r"DeviceAllow=/dev/nvidia[1-9][0-9]* rw", line) for line in extra), extra
+        assert all(re.fullmatch(r"DeviceAllow=/dev/nvidia[1-9][0-9]* rw|SupplementaryGroups=\S+", line)
+                   for line in extra), extra
         v = subprocess.run(["systemd-analyze", "verify", str(s.unit)], capture_output=True, text=True,
                            timeout=120, env={**os.environ, "SYSTEMD_LOG_COLOR": "0"})
         assert (v.stdout + v.stderr).strip() == "", v.stdout + v.stderr

@@ -43,10 +43,11 @@ default ``eng`` aborts the whole process inside Tesseract 5.5.4's OSD code -- a 
 turned only when OSD's orientation confidence is at least ``ORIENT_MIN_CONF`` (calibrated on
 generated rotated pages and non-text images; see bench/RESULTS.md).
 
-Pillow's global decompression-bomb limit is switched off (``Image.MAX_IMAGE_PIXELS = None``):
-its fixed ~89/179 Mpx thresholds cannot follow the configured ``max_image_pixels``, so this
-module checks the header size of every image (and every TIFF frame) against the configured
-limit itself before decoding; this module is the only place that opens untrusted input.
+Decompression bombs: Pillow's global limit (default ~89 Mpx warning / 179 Mpx error) cannot
+follow the configured ``max_image_pixels``, so this module checks the header size of every image
+(every TIFF frame, and every image embedded in a PDF page) against the configured limit itself
+before decoding, and raises Pillow's ``Image.MAX_IMAGE_PIXELS`` to a 1 Gpx backstop (it is
+process-wide; this module is the only place that opens untrusted input).
 """
 
 from __future__ import annotations
@@ -88,8 +89,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# We enforce opts.max_image_pixels ourselves from the header (see module docstring).
-Image.MAX_IMAGE_PIXELS = None
+# We enforce opts.max_image_pixels ourselves from the header (see module docstring); Pillow's
+# own check stays as a process-wide backstop far above any sane page (warning > 1 Gpx, error > 2).
+BACKSTOP_PIXELS = 1_000_000_000
+Image.MAX_IMAGE_PIXELS = BACKSTOP_PIXELS
 ImageFile.LOAD_TRUNCATED_IMAGES = False
 pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; errors still raise
 
@@ -261,6 +264,8 @@ def _probe_image(path: Path, kind: str) -> str | None:
         with warnings.catch_warnings(), Image.open(path) as im:
             warnings.simplefilter("ignore")  # "Corrupt EXIF data" and the like: not our verdict
             im.verify()  # PNG: walks every chunk checking CRCs (catches truncation), no decode
+    except Image.DecompressionBombError:
+        return None  # a valid header with > 2 Gpx: page_count refuses it with the limit message
     except (OSError, SyntaxError, ValueError, struct.error, EOFError, TypeError) as e:
         msg = str(e).lower()
         if "truncat" in msg or isinstance(e, EOFError) or "unexpected end" in msg:
@@ -363,6 +368,8 @@ def _check_pixels(w: int, h: int, opts: RenderOptions, what: str = "image") -> N
 def _open_image(path: Path) -> Image.Image:
     try:
         return Image.open(path)
+    except Image.DecompressionBombError as e:
+        raise InputError(f"image too large ({_short(e)}; refused as a possible decompression bomb)") from e
     except UnidentifiedImageError as e:
         raise InputError("not a readable image (unknown or corrupt format)") from e
     except (OSError, SyntaxError, ValueError, struct.error) as e:
@@ -495,6 +502,15 @@ def _render_pdf_page(path: Path, index: int, opts: RenderOptions) -> tuple[Image
         pw, ph = round(rect.width * zoom), round(rect.height * zoom)
         if pw * ph > opts.max_image_pixels:
             raise InputError(f"page too large to render: page {index + 1} would be {pw}x{ph} px")
+        # MuPDF decodes embedded images whole (Flate) before scaling: refuse bombs from the
+        # image dictionaries (a cheap read of the page's resources).
+        for info in page.get_images(full=True):
+            iw, ih = int(info[2]), int(info[3])
+            if iw * ih > opts.max_image_pixels:
+                raise InputError(
+                    f"image too large: page {index + 1} embeds a {iw}x{ih} image = {iw * ih / 1e6:.0f} Mpx "
+                    f"> limit {opts.max_image_pixels / 1e6:.0f} Mpx (refused as a possible decompression bomb)"
+                )
         try:
             pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
         except Exception as e:

@@ -19,6 +19,7 @@ Main helpers:
   an EXIF orientation tag, or a dark scanner border.
 - ``make_multipage_tiff(path, pages)``.
 - Bad inputs: ``make_encrypted_pdf``, ``make_png_bomb`` (tiny file, huge header size),
+  ``make_pdf_image_bomb`` (a PDF page embedding an image that claims 30000x30000 px),
   ``truncate_copy`` (first part of a real file), ``make_blank_pdf`` (many pages, cheap).
 - ``SAMPLES``: a short realistic paragraph per language (ISO 639-1 keys, the 11 languages),
   plus ``SAMPLE_WORDS``: words of each sample that an OCR engine must find.
@@ -350,6 +351,23 @@ def make_encrypted_pdf(path: Path, user_password: str = "secret") -> Path:
         owner_pw=user_password + "-owner",
     )
     doc.close()
+    return path
+
+
+def make_pdf_image_bomb(path: Path, width: int = 30000, height: int = 30000) -> Path:
+    """A one-page scanned PDF whose image dictionary claims ``width`` x ``height`` pixels.
+
+    The stream stays small (it does not match the claim); the render stage must refuse the page
+    from the dictionary before MuPDF tries to decode it.
+    """
+    make_pdf(path, ["bomb"], scanned=True, scan_width=200)
+    doc = pymupdf.open(str(path))
+    xref = doc[0].get_images(full=True)[0][0]
+    doc.xref_set_key(xref, "Width", str(width))
+    doc.xref_set_key(xref, "Height", str(height))
+    doc.save(str(path) + ".tmp")
+    doc.close()
+    Path(str(path) + ".tmp").replace(path)
     return path
 
 

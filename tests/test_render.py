@@ -303,6 +303,14 @@ def test_png_bomb_refused_from_header(tmp_path: Path) -> None:
         render_page(bomb, 0, RenderOptions(max_image_pixels=100_000_000))
 
 
+def test_pdf_embedding_huge_image_refused(tmp_path: Path) -> None:
+    pdf = docgen.make_pdf_image_bomb(tmp_path / "b.pdf", 30000, 30000)
+    assert probe(pdf) is None
+    assert page_count(pdf, FULL) == 1
+    with pytest.raises(InputError, match=r"embeds a 30000x30000 image = 900 Mpx > limit 100 Mpx"):
+        render_page(pdf, 0, RenderOptions(max_image_pixels=100_000_000))
+
+
 def test_png_bomb_refused_without_decoding(tmp_path: Path) -> None:
     """Memory, not time: refusing the bomb must not allocate its pixels (>= 50 MB packed)."""
     bomb = docgen.make_png_bomb(tmp_path / "bomb.png", 20000, 20000)

@@ -90,6 +90,17 @@ def test_document_language_learned_from_first_page(engine: TesseractEngine, tmp_
     assert len(en.meta["languages"]) > 2
 
 
+def test_hint_outside_config_falls_back_to_config(tmp_path: Path) -> None:
+    eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(languages=["en", "fr"], threads=1)))
+    eng.start()
+    try:
+        res = eng.submit(PageRequest("doc-h", 0, page(tmp_path, "fr"), languages=["ja"])).result(timeout=120)
+    finally:
+        eng.close()
+    assert "jpn" not in res.meta["languages"] and "fra" in res.meta["languages"]
+    assert "commande" in res.text
+
+
 def test_concurrent_submits_from_threads(engine: TesseractEngine, tmp_path: Path) -> None:
     langs = ["en", "fr", "de", "ja"]
     images = {lang: page(tmp_path, lang) for lang in langs}

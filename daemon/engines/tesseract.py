@@ -8,9 +8,10 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
 - ``submit(req)`` is thread-safe, returns a ``Future[PageText]`` at once and blocks only while
   ``max_in_flight`` pages are already queued or running (back-pressure). Lower
   ``req.priority`` runs first; equal priorities run in submission order.
-- Pages run in parallel on ``cfg.tesseract.threads`` worker threads (0 = CPU cores). Each thread
-  keeps its own ``PyTessBaseAPI`` objects loaded (one per language set it has needed; Tesseract
-  APIs are not thread-safe, and tesserocr releases the GIL while recognising).
+- Pages run in parallel on ``cfg.tesseract.threads`` worker threads (0 = the CPUs this process
+  may use). Each thread keeps its own ``PyTessBaseAPI`` objects loaded (one per language set it
+  has needed; Tesseract APIs are not thread-safe, and tesserocr releases the GIL while
+  recognising).
 - Errors: an unusable image (no pixels) -> ``InputError``; any other failure inside Tesseract ->
   ``TransientError`` (the pipeline retries the document). ``close(drain_timeout)`` lets queued
   and running pages finish for up to ``drain_timeout`` s, then fails the rest with
@@ -149,6 +150,14 @@ def tidy_text(raw: str) -> str:
     return text.strip()
 
 
+def _usable_cpus() -> int:
+    """CPUs this process may run on (affinity/cpuset aware), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class _Closed:
     """Sentinel put on the queue to stop a worker."""
 
@@ -161,7 +170,7 @@ class TesseractEngine(Engine):
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
-        self.threads = engine_cfg.tesseract.threads or (os.cpu_count() or 1)
+        self.threads = engine_cfg.tesseract.threads or _usable_cpus()
         # Enough queued pages that no worker waits for the pipeline, few enough to bound memory
         # (a 1540 px RGB page is ~7 MB).
         self.max_in_flight = max(4, 2 * self.threads)
@@ -347,8 +356,10 @@ class TesseractEngine(Engine):
         img = req.image
         if img.width < 1 or img.height < 1:
             raise InputError(f"page {req.index + 1} is empty (0 px)")
-        hint: list[str] = [a for a in (req.languages or self.languages) if a in TESS_CODES]
-        allowed: list[str] = [a for a in hint if a in self.languages] or hint or list(self.languages)
+        # The hint narrows the configured languages; it never adds one whose traineddata start()
+        # did not check (a hint outside the config falls back to the config).
+        hint = req.languages or self.languages
+        allowed: list[str] = [a for a in hint if a in self.languages] or list(self.languages)
         gray = img.convert("L") if img.mode != "L" else img
         script = str(req.meta.get("script") or "")
         if not script and (len(allowed) > 1 or allowed[0] in ("zh", "ja")):

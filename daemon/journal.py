@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +34,9 @@ from daemon.errors import ExitCode, FatalError
 from daemon.models import DocState, Document
 
 log = logging.getLogger(__name__)
+
+#: ``sha256`` of a link, special or hard-linked file: never opened, so never hashed.
+NOT_READ = "not-read"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -159,7 +163,9 @@ class Journal:
 
     def admit(self, path: Path, inbox: str, *, duplicates: str = "link") -> Admission:
         """Record a stable file. Hashes it only when path+size+mtime are not already known."""
-        st = path.stat()
+        # lstat, and no hashing of links, special files or hard-linked files: their content is
+        # outside the inbox (or a FIFO that would block); the pipeline refuses them unread.
+        st = os.lstat(path)
         spath = db_path(path)
         db = self._conn()
         row = db.execute(
@@ -172,7 +178,8 @@ class Journal:
             # A failed file still in the inbox (e.g. failed folder unwritable) is not retried
             # automatically: ``ocr-daemon requeue`` does that on purpose.
             return Admission("known", _doc(row))
-        digest = sha256_file(path)
+        plain = stat.S_ISREG(st.st_mode) and st.st_nlink == 1
+        digest = sha256_file(path) if plain else NOT_READ
         now = time.time()
         with self._tx() as db:
             same = db.execute(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -110,6 +111,14 @@ class StabilityTracker:
                 continue
             if now - t.last_probe < 1.0 and t.last_probe:
                 continue  # probing opens the file: at most once a second per file
+            special = _not_plain(st)
+            if special is not None:
+                # Never open a link, FIFO, device or hard-linked file to probe it: opening a FIFO
+                # blocks this thread (and so every inbox) forever, and a link's target lies
+                # outside the inbox. Hand it on unread; the pipeline refuses it.
+                del self._tracked[path]
+                self._on_stable(t.cand, special)
+                continue
             t.last_probe = now
             reason = self._probe(path)
             if reason is None:
@@ -119,6 +128,17 @@ class StabilityTracker:
                 del self._tracked[path]
                 log.info("%s: unchanged for %.0fs but does not open (%s); passing it on to fail it", path.name, stable_for, reason)
                 self._on_stable(t.cand, reason)
+
+
+def _not_plain(st: os.stat_result) -> str | None:
+    """Why a file must not be opened (link, special file, hard link), or None."""
+    if stat.S_ISLNK(st.st_mode):
+        return "symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_nlink > 1:
+        return "hard-linked file"
+    return None
 
 
 def _stat(path: Path) -> os.stat_result | None:

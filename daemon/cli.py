@@ -238,7 +238,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_requeue(args: argparse.Namespace) -> int:
     from daemon.journal import Journal
-    from daemon.outputs import move_file
+    from daemon.outputs import error_note_name, move_file
 
     cfg = load_config(args.config)
     journal = Journal(cfg.daemon.state_dir)
@@ -258,7 +258,7 @@ def cmd_requeue(args: argparse.Namespace) -> int:
         if now is not None and now != orig and now.exists() and not os.path.lexists(orig):
             try:
                 move_file(now, orig)
-                err = now.parent / f"{now.name}.error.txt"
+                err = now.parent / error_note_name(now.name)
                 if err.exists():
                     err.unlink()
             except Exception as e:  # keep processing it from where it is

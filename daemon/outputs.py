@@ -44,8 +44,9 @@ def _transient(e: OSError, what: str) -> TransientError:
     return TransientError(f"{what}: {msg}")
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see module contract). OSError -> TransientError."""
+def _write_temp(path: Path, data: bytes) -> Path:
+    """``data`` written and fsynced to the temp file of ``path``; returns the temp path.
+    On OSError the temp file is removed and the error re-raised."""
     folder = path.parent
     tmp = folder / f".{path.name}.ocr-tmp"
     try:
@@ -59,12 +60,69 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
-        fsync_dir(folder)
-    except OSError as e:
+    except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        raise
+    return tmp
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see module contract). OSError -> TransientError."""
+    atomic_write_all({path: data})
+
+
+def atomic_write_all(files: dict[Path, bytes]) -> None:
+    """Write several files so that all of them appear or none does: every temp file is written
+    and fsynced first, and only then are they renamed into place. A full disk or a read-only
+    folder never leaves half an output set visible (only a crash between the renames can, and
+    the repeat of the document after the crash completes it under the same names).
+    OSError -> TransientError; temp files of a failed call are removed."""
+    staged: list[tuple[Path, Path]] = []
+    path: Path | None = None
+    try:
+        for path, data in files.items():
+            staged.append((_write_temp(path, data), path))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+        for folder in dict.fromkeys(p.parent for _, p in staged):
+            fsync_dir(folder)
+    except OSError as e:
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         raise _transient(e, f"cannot write {path}") from e
+
+
+NAME_MAX = 255  # bytes in one file name on Linux filesystems
+#: Bytes an output name may need beyond ``<stem><ext>``: a ``-NNNN`` collision suffix plus the
+#: temp file's leading ``.`` and ``.ocr-tmp``.
+_RESERVE = len("-9999") + 1 + len(".ocr-tmp")
+
+
+def fit_stem(stem: str, tail_bytes: int) -> str:
+    """``stem``, cut so that it plus ``tail_bytes`` bytes fit in one file name (NAME_MAX).
+
+    A 255-byte source name is legal, but ``<name>.json`` or ``.<name>.ocr-tmp`` is not: without
+    this the write fails with ENAMETOOLONG, a "transient" error retried forever. The cut never
+    ends inside a multi-byte UTF-8 character.
+    """
+    raw = os.fsencode(stem)
+    room = max(1, NAME_MAX - tail_bytes)
+    if len(raw) <= room:
+        return stem
+    cut = raw[:room]
+    while len(cut) > 1 and cut[-1] >= 0x80:  # drop a trailing partial (or whole) multi-byte char
+        b, cut = cut[-1], cut[:-1]
+        if b >= 0xC0:
+            break
+    return os.fsdecode(cut)
+
+
+def error_note_name(name: str) -> str:
+    """Name of the ``.error.txt`` note written beside a failed file called ``name``."""
+    tail = ".error.txt"
+    return fit_stem(name, len(tail) + 1 + len(".ocr-tmp")) + tail
 
 
 def remove_stale_temp(path: Path) -> None:
@@ -77,6 +135,9 @@ def plan_output_set(
     dest: Path, stem: str, names_for: Callable[[str], list[str]], owned: set[Path]
 ) -> tuple[str, list[Path]]:
     """Choose the stem whose output names collide with nothing but files this document owns."""
+    first = names_for(stem)
+    tail = max((len(os.fsencode(n)) for n in first), default=0) - len(os.fsencode(stem))
+    stem = fit_stem(stem, max(0, tail) + _RESERVE)
     for n in range(0, 10_000):
         s = stem if n == 0 else f"{stem}-{n}"
         paths = [dest / name for name in names_for(s)]
@@ -94,7 +155,8 @@ def unique_path(folder: Path, name: str) -> Path:
     if not dot:
         stem, ext = name, ""
     for n in range(1, 100_000):
-        q = folder / (f"{stem}-{n}.{ext}" if ext else f"{stem}-{n}")
+        tail = f"-{n}.{ext}" if ext else f"-{n}"
+        q = folder / (fit_stem(stem, len(os.fsencode(tail))) + tail)
         if not os.path.lexists(q):
             return q
     raise TransientError(f"no free name for {name!r} in {folder}")

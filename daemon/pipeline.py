@@ -38,7 +38,16 @@ from daemon.errors import InputError, TransientError, WorkerCrash
 from daemon.journal import Journal
 from daemon.models import Classification, Document, PageText, RenderOptions, RouteDecision
 from daemon.names import display, for_log
-from daemon.outputs import atomic_write, fsync_dir, move_file, plan_output_set, remove_stale_temp, unique_path
+from daemon.outputs import (
+    atomic_write,
+    atomic_write_all,
+    error_note_name,
+    fsync_dir,
+    move_file,
+    plan_output_set,
+    remove_stale_temp,
+    unique_path,
+)
 from daemon.route import choose_route
 from daemon.writers import render_outputs
 
@@ -398,8 +407,7 @@ class Pipeline:
             self.outputs_seen.update(str(p) for p in paths)
         side = {**sidecar, "outputs": [display(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
         files = render_set(stem, side)
-        for name, data in files.items():
-            atomic_write(dest / name, data)
+        atomic_write_all({dest / name: data for name, data in files.items()})  # the whole set or nothing
         return [dest / name for name in files]
 
     def _cleanup_temp(self, doc: Document) -> None:
@@ -485,7 +493,7 @@ class Pipeline:
                     f"Attempts: {doc.attempts}\nWhen: {datetime.now().astimezone().isoformat(timespec='seconds')}\n\n"
                     f"To try again: ocr-daemon requeue '{display(target)}'\n"
                 )
-                atomic_write(failed_dir / f"{target.name}.error.txt", note.encode("utf-8"))
+                atomic_write(failed_dir / error_note_name(target.name), note.encode("utf-8"))
             except (TransientError, OSError) as e:
                 log.error("%s: cannot move to the failed folder (%s); the file stays where it is", doc.tag, for_log(str(e)))
                 final = src

@@ -24,6 +24,8 @@ Parsing never raises on odd input: whatever cannot be understood stays as paragr
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import html
 import logging
 import re
@@ -566,6 +568,16 @@ def _wrapper(on: str, off: str) -> Callable[[re.Match[str]], str]:
 def parse_inline(text: str) -> list[Run]:
     """Normalised inline Markdown -> runs (adjacent runs of the same style merged). A newline is
     a ``break`` run: OCR line breaks inside a paragraph or a cell are kept."""
+    return [dataclasses.replace(r) for r in _parse_inline_cached(text)]
+
+
+@functools.lru_cache(maxsize=32768)
+def _parse_inline_cached(text: str) -> tuple[Run, ...]:
+    # every writer reads the same cell texts (and render_outputs runs twice per document)
+    return tuple(_parse_inline(text))
+
+
+def _parse_inline(text: str) -> list[Run]:
     atoms: list[tuple[str, ...]] = []
 
     def atom(*a: str) -> str:
@@ -730,11 +742,12 @@ def parse_inline(text: str) -> list[Run]:
     return runs
 
 
+@functools.lru_cache(maxsize=32768)
 def plain_text(text: str, *, math_delims: bool = True) -> str:
     """Inline Markdown -> plain text: styles dropped, math kept as LaTeX source (``$…$`` when
     ``math_delims``), images as ``[image: alt]``, links as ``text (url)``."""
     parts: list[str] = []
-    runs = parse_inline(text)
+    runs = _parse_inline_cached(text)
     for idx, r in enumerate(runs):
         if r.kind == "text":
             parts.append(_unicode_script(r.text, r.sup, r.sub))

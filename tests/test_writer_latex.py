@@ -29,6 +29,12 @@ from tests.test_writers import compile_tex
         r"\def\x{1} \x",  # TeX programming
         r"\input{/etc/passwd}",
         r"\text{a & b}",  # & inside a group
+        r"\begin{cases} a & b & c \end{cases}",  # cases has two columns
+        r"\begin{array} a \end{array}",  # array without its column spec
+        r"\begin{array}{cc} a & b & c \end{array}",
+        r"\begin{pmatrix} 1&2&3&4&5&6&7&8&9&10&11 \end{pmatrix}",  # MaxMatrixCols
+        r"\hline x",
+        r"\textbackslash x",  # text-mode only
     ],
 )
 def test_prepare_math_refuses_what_would_not_compile(tex: str) -> None:
@@ -165,3 +171,43 @@ def test_characters_latin_modern_lacks_use_the_fallback_font(page: str, lang: st
     assert f"\\newfontfamily\\ocrfallback{{{font}}}" in src
     log = compile_tex(out["f.tex"], tmp_path, "fallback")
     assert "Missing character" not in log
+
+
+REALISTIC_MATH = [
+    r"\hat{H} = \frac{\hat{p}^2}{2m} + V(x)",
+    r"\int_{-\infty}^{\infty} e^{-x^2} \, dx = \sqrt{\pi}",
+    r"\sum_{k=0}^{n} \binom{n}{k} = 2^n",
+    r"\lim_{x \to 0} \frac{\sin x}{x} = 1",
+    r"\mathbf{A}\mathbf{x} = \mathbf{b}",
+    r"\nabla \cdot \vec{E} = \frac{\rho}{\varepsilon_0}",
+    r"f'(x) = \lim_{h \to 0} \frac{f(x+h) - f(x)}{h}",
+    r"\left\| x \right\|_2 \leq \left( \sum_i |x_i|^2 \right)^{1/2}",
+    r"\begin{bmatrix} a & b \\ c & d \end{bmatrix}^{-1} = \frac{1}{ad-bc} \begin{bmatrix} d & -b \\ -c & a \end{bmatrix}",
+    r"|x| = \begin{cases} x & x \geq 0 \\ -x & x < 0 \end{cases}",
+    r"\operatorname*{arg\,max}_{\theta} \; \log p(x \mid \theta)",
+    r"\underbrace{1 + 1 + \cdots + 1}_{n} = n",
+    r"\overline{z} = a - bi, \quad \tilde{x}, \; \dot{q}, \; \ddot{q}",
+    r"\mathbb{P}(A \cap B) = \mathbb{P}(A)\,\mathbb{P}(B \mid A)",
+    r"x_{1,2} = \frac{-b \pm \sqrt{b^2 - 4ac}}{2a}",
+    r"\boldsymbol{\mu} \in \mathbb{R}^{d}, \; \Sigma \succ 0",
+    r"\mathcal{L}(\theta) = -\sum_{i} y_i \log \hat{y}_i",
+    r"\begin{array}{|c|c|} \hline a & b \\ \hline c & d \\ \hline \end{array}",
+    r"\sqrt[3]{27} = 3, \quad 10^{-3}\,\text{m} = 1\,\text{mm}",
+    r"\frac{\partial^2 u}{\partial t^2} = c^2 \Delta u",
+    r"a \equiv b \pmod{n}",
+    r"\left. \frac{df}{dx} \right|_{x=0}",
+    r"\textcolor{red}{x^2} + \color{blue} y",
+    r"\mathscr{F}\{f\}(\xi) = \hat{f}(\xi)",
+]
+
+
+def test_realistic_math_is_kept_and_compiles(tmp_path: Path) -> None:
+    """Ordinary formulas are never sent to the verbatim fallback, inline or display."""
+    inline = "\n\n".join(f"Inline {k}: ${m}$." for k, m in enumerate(REALISTIC_MATH))
+    display = "\n\n".join(f"$$\n{m}\n$$" for m in REALISTIC_MATH)
+    out = render_outputs([inline, display], formats=["tex"], stem="m", language="en", sidecar={}, markdown=True)
+    src = out["m.tex"].decode()
+    assert "\\texttt{\\$" not in src
+    for m in REALISTIC_MATH:
+        assert prepare_math(m, display=False) is not None, m
+    compile_tex(out["m.tex"], tmp_path, "math")

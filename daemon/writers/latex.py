@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from daemon.docmodel import (
     Block,
@@ -182,6 +183,12 @@ _FORBIDDEN = _words(
     "makeatother special par item section subsection chapter newpage clearpage vskip hskip "
     "halign valign noalign output everypar errmessage loop"
 )
+# Text-mode commands that are errors in math mode.
+_TEXT_ONLY = _words(
+    "textbackslash textasciitilde textasciicircum textbar textless textgreater textquotedbl "
+    "textdollar textunderscore verb footnote vspace newline noindent centering raggedright "
+    "raggedleft linebreak pagebreak caption includegraphics"
+)
 # Commands taking a fixed number of mandatory arguments (a missing one is a compile error).
 _NARGS = {
     "frac": 2, "dfrac": 2, "tfrac": 2, "cfrac": 2, "binom": 2, "dbinom": 2, "tbinom": 2,
@@ -229,13 +236,26 @@ class _Check:
     top_newline: bool = False  # '\\' outside any environment
 
 
+# Most '&' a row of an environment may hold (more is "Extra alignment tab"); None = no limit.
+_ENV_MAX_AMPS: dict[str, int | None] = {"cases": 1, "cases*": 1, "dcases": 1, "dcases*": 1, "rcases": 1,
+                                        "gathered": 0, "split": 1, "subarray": 0}
+_MATRIX_MAX_AMPS = 9  # amsmath's MaxMatrixCols = 10
+_ENV_SPEC_ARG = {"array", "subarray", "alignedat"}  # environments whose first argument is required
+
+
+def _array_columns(spec: str) -> int:
+    """Columns of an array preamble like ``{|c|c|l|}`` or ``{cp{2cm}r}``."""
+    spec = re.sub(r"\{[^{}]*\}", "", spec.strip()[1:-1]) if spec.startswith("{") else spec
+    return max(1, sum(1 for ch in spec if ch in "lcrpmbX"))
+
+
 def check_math(tex: str) -> _Check:
     """Structural check of math source (see the module docstring); raises MathError."""
-    toks = [t for t in _tokens(tex)]
+    toks = _tokens(tex)
     res = _Check()
-    env: list[str] = []
+    envs: list[dict[str, Any]] = []  # open environments: name, '&' in the current row, limit
     groups: list[str] = []  # per open brace: "" or "substack"
-    lr: list[int] = [0]  # \left…\right balance per group/cell
+    lr: list[int] = [0]  # \left…\right balance per group/environment cell
     sup = sub = False
     i = 0
     prev_cmd = ""
@@ -244,7 +264,7 @@ def check_math(tex: str) -> _Check:
         """Index after the atom starting at k (skipping spaces); -1 if none."""
         while k < len(toks) and toks[k] == " ":
             k += 1
-        if k >= len(toks) or toks[k] in ("}", "&", "\\\\", "^", "_"):
+        if k >= len(toks) or toks[k] in ("}", "&", "\\\\", "^", "_", "\\begin", "\\end"):
             return -1
         if toks[k] == "{":
             depth = 0
@@ -255,8 +275,6 @@ def check_math(tex: str) -> _Check:
                     depth -= 1
                     if depth == 0:
                         return j + 1
-            return -1
-        if toks[k] in ("\\begin", "\\end"):
             return -1
         return k + 1
 
@@ -293,47 +311,65 @@ def check_math(tex: str) -> _Check:
             if sup:
                 raise MathError("prime after superscript")
         elif t in ("\\begin", "\\end"):
-            m = re.match(r"\s*\{([A-Za-z*]+)\}", "".join(toks[i + 1 : i + 40]))
-            if not m:
+            k = i + 1
+            while k < len(toks) and toks[k] == " ":
+                k += 1
+            j = next_atom(k)
+            if j == -1 or toks[k] != "{":
                 raise MathError("malformed environment")
-            name = m.group(1)
-            consumed = 0
-            acc = ""
-            while acc.strip() != m.group(0).strip() and i + 1 + consumed < len(toks):
-                acc += toks[i + 1 + consumed]
-                consumed += 1
+            name = "".join(toks[k + 1 : j - 1]).strip()
             if t == "\\begin":
                 if name not in ALLOWED_ENVS:
                     raise MathError(f"environment {name} not allowed in math")
-                env.append(name)
+                limit = _ENV_MAX_AMPS.get(name, _MATRIX_MAX_AMPS if "matrix" in name else None)
+                if name in _ENV_SPEC_ARG:
+                    k0 = j
+                    while k0 < len(toks) and toks[k0] == " ":
+                        k0 += 1
+                    j2 = next_atom(k0)
+                    if j2 == -1 or toks[k0] != "{":
+                        raise MathError(f"{name} needs its argument")
+                    if name in ("array", "subarray"):
+                        limit = _array_columns("".join(toks[j:j2]).strip()) - 1
+                    j = j2
+                envs.append({"name": name, "amps": 0, "limit": limit})
                 lr.append(0)
             else:
-                if not env or env[-1] != name:
+                if not envs or envs[-1]["name"] != name:
                     raise MathError(f"\\end{{{name}}} does not match")
-                env.pop()
+                envs.pop()
                 if lr.pop() != 0:
                     raise MathError("\\left without \\right in an environment")
-            i += 1 + consumed
+            i = j
             sup = sub = False
             prev_cmd = ""
             continue
         elif t in ("&", "\\\\"):
             if lr[-1] != 0:
                 raise MathError("\\left…\\right across a cell")
-            if not env:
-                if groups and not any(groups):
-                    raise MathError(f"{t} inside a group outside an environment")
+            if envs:
+                frame = envs[-1]
                 if t == "&":
-                    if groups:
-                        raise MathError("& inside a group")
-                    res.top_amp = True
-                elif not groups:
-                    res.top_newline = True
+                    frame["amps"] += 1
+                    if frame["limit"] is not None and frame["amps"] > frame["limit"]:
+                        raise MathError(f"too many columns in {frame['name']}")
+                else:
+                    frame["amps"] = 0
+            elif groups and t == "\\\\" and groups[-1] == "substack":
+                pass  # \substack{a \\ b}: rows of the subscript
+            elif groups:
+                raise MathError(f"{t} inside a group outside an environment")
+            elif t == "&":
+                res.top_amp = True
+            else:
+                res.top_newline = True
             sup = sub = False
         elif t.startswith("\\") and len(t) > 1:
             name = t[1:].rstrip("*")
-            if name in _FORBIDDEN or name.startswith("end"):
-                raise MathError(f"\\{name} not allowed")
+            if name in _FORBIDDEN or name in _TEXT_ONLY or name.startswith("end"):
+                raise MathError(f"\\{name} not allowed in math")
+            if name == "hline" and not envs:
+                raise MathError("\\hline outside an array")
             if name in _SIZED:
                 k = i + 1
                 while k < len(toks) and toks[k] == " ":
@@ -378,8 +414,8 @@ def check_math(tex: str) -> _Check:
         i += 1
     if groups:
         raise MathError("unbalanced {")
-    if env:
-        raise MathError(f"unclosed environment {env[-1]}")
+    if envs:
+        raise MathError(f"unclosed environment {envs[-1]['name']}")
     if lr[-1] != 0:
         raise MathError("\\left without \\right")
     return res
@@ -407,6 +443,8 @@ def prepare_math(tex: str, *, display: bool) -> str | None:
     tags = _TAG.findall(s)
     s = _TAG.sub("", s)
     s = re.sub(r"\\label\s*\{[^{}]*\}|\\nonumber\b|\\notag\b", "", s)
+    # colours need xcolor (and a name it knows): keep the coloured math, drop the colour
+    s = re.sub(r"\\(?:text)?color\s*\{[^{}]*\}", "", s)
     s = _PCT.sub(r"\1\\%", s)
     s = _HASH.sub(r"\1\\#", s)
 

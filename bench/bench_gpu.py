@@ -145,10 +145,12 @@ def make_pages(args: argparse.Namespace) -> None:
             n += 1
         doc.save(str(d / "pdf" / f"doc{di:03d}.pdf"))
         doc.close()
-    one = fitz.open()
-    p = one.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
-    p.insert_text((36, 60), "single page latency probe", fontsize=12)
-    one.save(str(d / "one.pdf"))
+    for k in range(3):  # distinct content: the journal would link identical files as duplicates
+        one = fitz.open()
+        p = one.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
+        for j in range(40):
+            p.insert_text((36, 60 + 16 * j), f"single page latency probe {k} line {j} {rnd.randint(1, 10**9)}", fontsize=11)
+        one.save(str(d / f"one{k}.pdf"))
     print(f"wrote {args.docs} PDFs x {args.pages_per_doc} pages and {n} PNGs in {d}")
 
 
@@ -261,7 +263,7 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
                    "rescan_interval": 3600},
-        "engine": {"kind": "vllm", "model": str(args.model), "autorotate": False,
+        "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
                             **({"profile": args.profile} if args.profile else {})}},
@@ -285,7 +287,7 @@ def row_daemon(args: argparse.Namespace) -> None:
     conf = _daemon_config(args, work)
     log = open(work / "daemon.log", "w")  # noqa: SIM115 - the daemon writes it until the finally below
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    cmd = [sys.executable, str(ROOT / "bench" / "daemon_bench_wrapper.py"), str(args.out_tokens), "run", "--config", str(conf), "--engine", "vllm"]
+    cmd = [sys.executable, str(ROOT / "bench" / "daemon_bench_wrapper.py"), str(args.out_tokens), "run", "--config", str(conf), "--engine", args.engine_kind]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
     try:
@@ -299,7 +301,7 @@ def row_daemon(args: argparse.Namespace) -> None:
         lat = []
         for k in range(2):
             src = work / "stage" / f"one{k}.pdf"
-            shutil.copy(Path(args.dir) / "one.pdf", src)
+            shutil.copy(Path(args.dir) / f"one{k}.pdf", src)
             before = _count_json(out)
             t1 = time.time()
             os.rename(src, work / "inbox" / src.name)
@@ -420,8 +422,9 @@ def main() -> None:
     ap.add_argument("--no-resize", action="store_true")
     ap.add_argument("--doc-workers", type=int, default=32)
     ap.add_argument("--render-workers", type=int, default=0)
+    ap.add_argument("--engine-kind", default="vllm", help="daemon row: engine (tesseract for a CPU dry run)")
     args = ap.parse_args()
-    if args.row not in ("pages", "report"):
+    if args.row not in ("pages", "report") and args.engine_kind == "vllm":
         os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
         if not Path(args.model, "config.json").exists():
             from daemon.modelfolder import write_dummy_model

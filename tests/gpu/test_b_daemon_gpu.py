@@ -150,7 +150,7 @@ def test_daemon_vllm_end_to_end_and_kill9(tmp_path: Path, dummy_model: Path) -> 
         assert {states[n] for n in ("report.pdf", "letter.pdf", "scan.png", "photo.jpg", "fax.tif")} == {"done"}
 
         # second batch: kill -9 the whole service once the first of these documents is out
-        batch = {f"big{i}": 6 for i in range(8)}
+        batch = {f"big{i}": 6 for i in range(12)}
         for stem, n in batch.items():
             make_pdf(stage / f"{stem}.pdf", n, stem)
         for stem in batch:

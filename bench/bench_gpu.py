@@ -55,7 +55,11 @@ class GpuMem:
                     ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
                     capture_output=True, text=True, timeout=5,
                 ).stdout
-                self.peak = max(self.peak, max(int(x) for x in out.split()))
+                used = max(int(x) for x in out.split())
+                if used > self.peak:
+                    self.peak = used
+                    # printed as it rises, so a row killed by its time limit still tells its peak
+                    print(f"GPUMEM peak_mib={used}", flush=True)
             except Exception:
                 pass
             self._stop.wait(0.5)

@@ -414,3 +414,20 @@ def test_close_drains_then_fails_the_rest() -> None:
     assert quick.result(timeout=1).text == "ok"
     with pytest.raises((EngineDeadError, cf.CancelledError)):
         stuck.result(timeout=5)
+
+
+def test_model_cli_dummy_and_fetch_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from daemon import modelfolder
+
+    p = argparse.ArgumentParser()
+    modelfolder.add_arguments(p)
+    pytest.importorskip("tokenizers")
+    assert modelfolder.run(p.parse_args(["dummy", "--dir", str(tmp_path / "m")])) == 0
+    assert modelfolder.is_model_folder(tmp_path / "m")
+    assert "load_format: dummy" in capsys.readouterr().out
+    pytest.importorskip("huggingface_hub")
+    with pytest.raises(FatalError) as ei:  # unknown repo: fails with or without network
+        modelfolder.run(p.parse_args(["fetch", "--dir", str(tmp_path / "f"), "--repo", "lightonai/no-such-model-ocr-daemon-test"]))
+    assert "lightonai/no-such-model-ocr-daemon-test" in str(ei.value) and ei.value.exit_code == 3

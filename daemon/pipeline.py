@@ -334,10 +334,12 @@ class Pipeline:
                             "index": i,
                             "rotation": page.rotation,
                             "cropped": page.cropped,
+                            "script": page.script,
                             "size": list(page.image.size),
                             "source_size": list(page.source_size),
                         }
-                        req = PageRequest(doc.tag, i, page.image, priority=i, languages=langs)
+                        # The render stage already ran OSD; the Tesseract engine reuses its script.
+                        req = PageRequest(doc.tag, i, page.image, priority=i, languages=langs, meta={"script": page.script})
                         ocr[self.engine.submit(req)] = i
                     else:
                         i = ocr.pop(f)

@@ -606,6 +606,7 @@ class Orientation:
 
 
 _osd_local = threading.local()
+_osd_unavailable = False
 
 
 def _osd_api() -> Any:
@@ -624,10 +625,15 @@ def detect_orientation(image: Image.Image) -> Orientation | None:
 
     Thread-safe (one OSD instance per thread). Costs ~0.1-0.3 s per 1540 px page.
     """
+    global _osd_unavailable
+    if _osd_unavailable:
+        return None
     try:
         api = _osd_api()
-    except Exception as e:  # missing osd.traineddata: orientation is a nicety, not fatal
-        log.warning("orientation detection unavailable: %s", e)
+    except Exception as e:  # no tesserocr / osd.traineddata (e.g. a GPU-only box): a nicety, not fatal
+        # Once per process, then silently off: a warning per page would flood the journal.
+        _osd_unavailable = True
+        log.warning("orientation detection unavailable, pages are not turned upright: %s", e)
         return None
     try:
         api.SetImage(image.convert("L") if image.mode != "L" else image)

@@ -59,6 +59,18 @@ def test_recognises_languages(engine: TesseractEngine, tmp_path: Path, lang: str
     assert expected_model in res.meta["languages"]
 
 
+def test_cjk_page_misread_as_latin_is_reread_with_cjk_models(engine: TesseractEngine, tmp_path: Path) -> None:
+    # The render stage's OSD called this page "Latin"; the Latin read is unsure, so the engine
+    # must re-read it with the CJK models and keep that result.
+    text = "华联超市（朝阳店）\n北京市朝阳区建国路88号\n购物小票\n收银台：03 收银员：王丽\n合计：¥128.50 现金 找零"
+    img = docgen.make_image(tmp_path / "zh.jpg", text, fmt="jpeg", lang="zh", font_size=26)
+    req = PageRequest("doc-zh-latin", 0, render_page(img, 0, RenderOptions(autorotate=False)).image, meta={"script": "Latin"})
+    res = engine.submit(req).result(timeout=120)
+    assert "chi_sim" in res.meta["languages"], res.meta
+    assert res.meta.get("first_pass") and "eng" in res.meta["first_pass"]
+    assert docgen.cer(text, res.text) < 0.15, res.text
+
+
 def test_plain_text_with_blank_line_between_paragraphs(engine: TesseractEngine, tmp_path: Path) -> None:
     text = "First paragraph about the invoice.\nIt has two lines.\n\n\n\nSecond paragraph after a gap."
     res = engine.submit(PageRequest("doc-2", 0, page(tmp_path, "en", text))).result(timeout=120)

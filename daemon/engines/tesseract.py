@@ -100,7 +100,9 @@ LATIN = ("en", "de", "fr", "es", "it", "nl", "pt", "sv", "da")
 REREAD_FIRST_PAGE = True
 #: Loaded APIs kept per worker thread (one per language set; Debian's models are 1-6 MB each).
 MAX_APIS_PER_THREAD = 12
-#: Documents remembered for the per-document language (oldest forgotten first). for the per-document language (oldest forgotten first).
+#: A Latin-model read below this mean confidence is re-read with the CJK models (when allowed).
+CJK_RETRY_BELOW_CONF = 70.0
+#: Documents remembered for the per-document language (oldest forgotten first).
 DOC_MEMORY = 1024
 #: A page's text must be this long, and its language this sure, to set its document's language.
 LEARN_MIN_CHARS = 80
@@ -381,6 +383,15 @@ class TesseractEngine(Engine):
                 langs = choose_languages(allowed, script, lang)
                 raw, conf = self._ocr(req, apis, langs, gray)
                 text = tidy_text(raw)
+        cjk = [c for a in ("zh", "ja") if a in allowed for c in TESS_CODES[a][:1]]
+        if conf < CJK_RETRY_BELOW_CONF and cjk and not any(c in ("chi_sim", "chi_tra", "jpn") for c in langs):
+            # OSD sometimes calls a page of Chinese/Japanese "Latin" (seen on JPEG receipts at
+            # ~25 px glyphs: Latin models read it at confidence 50, chi_sim at 91). A Latin read
+            # this unsure is re-read with the CJK models and the surer result kept.
+            raw2, conf2 = self._ocr(req, apis, cjk, gray)
+            if conf2 > conf + 10:
+                first_pass = first_pass or langs
+                langs, raw, conf, text = cjk, raw2, conf2, tidy_text(raw2)
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}

@@ -53,7 +53,9 @@ class Strict(BaseModel):
 class DaemonCfg(Strict):
     state_dir: Path = Path("/var/lib/ocr-daemon")
     failed_dir: Path = Path("/srv/ocr/failed")
-    workers: int = Field(4, ge=1, le=256, description="documents processed at once")
+    workers: int = Field(
+        0, ge=0, le=1024, description="documents processed at once; 0 = enough to keep the engine full"
+    )
     render_workers: int = Field(0, ge=0, le=256, description="page-render processes; 0 = half the CPU cores")
     pages_in_flight_per_document: int = Field(64, ge=1, description="pages of one document rendered/OCRed at once")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -152,7 +152,7 @@ class Service:
         self._start_engine()
         self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
         self.pipeline.pool.warm()
-        for i in range(self.cfg.daemon.workers):
+        for i in range(self.worker_count()):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()
             self._workers.append(t)
@@ -164,6 +164,13 @@ class Service:
         self.scheduler.start()
         notify("READY=1")
         self._status()
+
+    def worker_count(self) -> int:
+        """Documents in flight. ``auto`` (0): enough that one-page files alone keep the engine
+        full -- half its page capacity (measured on the H200: the vLLM engine needs ~256 pages
+        in flight; 4 workers starved it) -- and at least 4 so a big PDF never blocks the rest."""
+        n = self.cfg.daemon.workers
+        return n if n > 0 else max(4, self.engine.max_in_flight // 2)
 
     def _start_engine(self) -> None:
         done = threading.Event()

@@ -37,7 +37,7 @@ DOCTYPES = ("invoice", "receipt", "contract", "bank_statement", "scientific_pape
 HELP: dict[str, str] = {
     "daemon.state_dir": "folder of the journal (SQLite) and engine state",
     "daemon.failed_dir": "documents that cannot be processed are moved here with `<name>.error.txt`",
-    "daemon.workers": "documents processed at once",
+    "daemon.workers": "documents processed at once; 0 = enough to keep the engine full (half the engine's page capacity, at least 4)",
     "daemon.render_workers": "page-render processes; 0 = half the CPU cores",
     "daemon.pages_in_flight_per_document": "pages of one document rendered/OCRed at once",
     "daemon.log_level": "`DEBUG`, `INFO`, `WARNING` or `ERROR`",

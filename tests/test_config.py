@@ -12,7 +12,7 @@ from daemon.errors import ConfigError
 
 BAD = """\
 daemon:
-  workers: 0
+  workers: -1
   bogus_key: 1
 engine:
   kind: tesseract

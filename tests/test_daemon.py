@@ -260,3 +260,20 @@ def test_once_and_route_explain(tmp_path: Path) -> None:
     r = run_cli("once", "--config", str(cfg), str(bad))
     assert r.returncode == 1 and "failed" in r.stderr
     assert (tmp_path / "failed" / "bad.pdf.error.txt").exists()
+
+
+def test_small_file_is_not_held_behind_a_big_pdf(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = write_rules(tmp_path, routes=[{"name": "all", "destination": "out"}])
+    big = docgen.make_pdf(tmp_path / "big.pdf", [f"Page {i + 1}. " + LETTER_EN for i in range(12)], scanned=True)
+    d = start_daemon(cfg)
+    d.wait_ready()
+    shutil.move(big, tmp_path / "inbox" / "big.pdf")
+    d.wait_log("doc-1 processing", 60)
+    docgen.make_image(tmp_path / "small.png", LETTER_EN)
+    shutil.move(tmp_path / "small.png", tmp_path / "inbox" / "small.png")
+    d.wait_log("doc-1 done", 180)
+    d.stop()
+    log = d.log()
+    # The one-page file overtakes the 12-page PDF: a document holds at most a window of pages in
+    # the engine (and its page gets priority 0), so the small page waits behind a few, not all.
+    assert "doc-2 done" in log and log.index("doc-2 done") < log.index("doc-1 done"), log

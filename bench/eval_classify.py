@@ -3173,10 +3173,10 @@ def ocr_all(docs: list[tuple[str, str, str]], *, degraded: bool, threads: int, c
     if cjk_both:  # experiment: Han/Japanese pages get jpn+chi_sim+chi_tra instead of one of them
         orig = tess.choose_languages
 
-        def both(allowed: list[str], script: str) -> list[str]:
+        def both(allowed: list[str], script: str, *args: object) -> list[str]:
             if script in ("Han", "Japanese", "Katakana", "Hiragana") and {"zh", "ja"} <= set(allowed):
                 return ["jpn", "chi_sim", "chi_tra"]
-            return orig(allowed, script)
+            return orig(allowed, script, *args)  # type: ignore[arg-type]
 
         tess.choose_languages = both  # type: ignore[assignment]
 

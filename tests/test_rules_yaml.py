@@ -342,6 +342,26 @@ def test_shipped_routes_send_corpus_where_documented(shipped: C.Config) -> None:
         assert (decision.name, str(decision.destination), decision.source_action) == expected[doctype]
 
 
+@pytest.mark.parametrize(("lang", "doctype"), [("de", "invoice"), ("ja", "receipt"), ("da", "letter")])
+def test_shipped_rules_classify_real_tesseract_output(shipped: C.Config, lang: str, doctype: str) -> None:
+    """A corpus document drawn as a page image and read by the real Tesseract engine."""
+    from corpus import DOCTYPE_TEXTS
+    from docgen import text_image
+
+    from daemon.engines.base import PageRequest
+    from daemon.engines.tesseract import TesseractEngine
+
+    img = text_image(DOCTYPE_TEXTS[doctype][lang], font_size=28, lang=lang if lang in ("zh", "ja") else None)
+    eng = TesseractEngine(C.EngineCfg(kind="tesseract", tesseract=C.TesseractCfg(threads=1)))
+    eng.start()
+    try:
+        text = eng.submit(PageRequest("t", 0, img)).result(timeout=120).text
+    finally:
+        eng.close()
+    c = classify(text, cfg=shipped, filename="scan.png", pages=1, markdown=False)
+    assert (c.language, c.doctype) == (lang, doctype), (text[:300], c.doctype_scores)
+
+
 if __name__ == "__main__":
     if "--write-readme" in sys.argv:
         write_readme()

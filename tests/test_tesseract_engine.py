@@ -286,8 +286,9 @@ def test_missing_tessdata_folder_is_fatal(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_choose_languages() -> None:
     all11 = ["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
-    assert choose_languages(all11, "Han") == ["chi_sim", "chi_tra"]
-    assert choose_languages(all11, "Japanese") == ["jpn"]
+    assert choose_languages(all11, "Han") == ["chi_sim", "chi_tra", "jpn"]
+    assert choose_languages(all11, "Japanese") == ["jpn", "chi_sim", "chi_tra"]
+    assert choose_languages(["zh", "en"], "Japanese") == ["chi_sim", "chi_tra"]
     assert choose_languages(["ja", "en"], "Han") == ["jpn"]
     latin = choose_languages(all11, "Latin")
     assert latin[0] == "eng" and "chi_sim" not in latin and "jpn" not in latin and len(latin) >= 1
@@ -296,7 +297,7 @@ def test_choose_languages() -> None:
     assert choose_languages(["zh"], "") == ["chi_sim", "chi_tra"]
     assert choose_languages(all11, "Latin", known="sv") == ["swe", "eng"]
     assert choose_languages(["sv", "da"], "Latin", known="sv") == ["swe"]
-    assert choose_languages(all11, "Han", known="sv") == ["chi_sim", "chi_tra"]
+    assert choose_languages(all11, "Han", known="sv") == ["chi_sim", "chi_tra", "jpn"]
 
 
 def test_tidy_text() -> None:

@@ -248,6 +248,14 @@ class Journal:
         row = self._conn().execute("SELECT planned FROM documents WHERE id=?", (doc_id,)).fetchone()
         return [Path(p) for p in json.loads(row["planned"])] if row and row["planned"] else []
 
+    def planned_by_unfinished(self, exclude_id: int) -> set[Path]:
+        """Output paths planned by documents not finished yet (queued/processing), except one."""
+        rows = self._conn().execute(
+            "SELECT planned FROM documents WHERE state IN ('queued','processing') AND planned IS NOT NULL AND id != ?",
+            (exclude_id,),
+        ).fetchall()
+        return {Path(p) for r in rows for p in json.loads(r["planned"])}
+
     def finish(
         self,
         doc_id: int,

@@ -132,16 +132,18 @@ def remove_stale_temp(path: Path) -> None:
 
 
 def plan_output_set(
-    dest: Path, stem: str, names_for: Callable[[str], list[str]], owned: set[Path]
+    dest: Path, stem: str, names_for: Callable[[str], list[str]], owned: set[Path], taken: set[Path] | None = None
 ) -> tuple[str, list[Path]]:
-    """Choose the stem whose output names collide with nothing but files this document owns."""
+    """Choose the stem whose output names collide with nothing but files this document owns.
+    ``taken``: names other unfinished documents have planned (not on disk yet) -- also avoided."""
+    taken = taken or set()
     first = names_for(stem)
     tail = max((len(os.fsencode(n)) for n in first), default=0) - len(os.fsencode(stem))
     stem = fit_stem(stem, max(0, tail) + _RESERVE)
     for n in range(0, 10_000):
         s = stem if n == 0 else f"{stem}-{n}"
         paths = [dest / name for name in names_for(s)]
-        if all(p in owned or not os.path.lexists(p) for p in paths):
+        if all(p in owned or (p not in taken and not os.path.lexists(p)) for p in paths):
             return s, paths
     raise TransientError(f"no free output name for {stem!r} in {dest}")
 

@@ -157,6 +157,7 @@ class Pipeline:
         self.pool = RenderPool(n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb)
         self.outputs_seen: set[str] = set(journal.all_outputs())
         self._outputs_lock = threading.Lock()
+        self._plan_lock = threading.Lock()
 
     # -- public -------------------------------------------------------------------------------
 
@@ -176,13 +177,19 @@ class Pipeline:
             if row.get("duplicate_of"):
                 return self._duplicate(doc, src, int(row["duplicate_of"]))
             return self._process(doc, src)
+        except _Replaced:
+            return self._superseded(doc)
         except InputError as e:
+            if _changed(doc, src):  # the error was about content that is no longer there
+                return self._superseded(doc)
             return self._fail(doc, src, e.reason)
         except WorkerCrash as e:
             return self._retry(doc, src, str(e), counted=True)
         except TransientError as e:
             return self._retry(doc, src, str(e), counted=False)
         except Exception as e:  # a bug or an unexpected library error: retry a few times, then fail
+            if _changed(doc, src):  # e.g. a page index past the end of a shorter new version
+                return self._superseded(doc)
             log.exception("%s: unexpected error", tag)
             return self._retry(doc, src, f"internal error: {type(e).__name__}: {e}", counted=True)
 
@@ -246,6 +253,8 @@ class Pipeline:
         t1 = time.monotonic()
         texts, page_info = self._recognize(doc, src, n, opts)
         timings["ocr"] = time.monotonic() - t1
+        if _changed(doc, src):
+            raise _Replaced  # pages may mix two versions: write nothing for this one
         t2 = time.monotonic()
         full = "\n\n".join(t.text for t in texts)
         cls = classify(full, cfg=self.cfg, filename=display(src.name), pages=n, markdown=self.engine.output_is_markdown)
@@ -403,8 +412,13 @@ class Pipeline:
             return render_outputs(pages, formats=fmts, stem=stem, language=language, sidecar=side, markdown=markdown)
 
         owned = set(self.journal.planned(doc.id))
-        stem, paths = plan_output_set(dest, src.stem, lambda s: list(render_set(s, sidecar)), owned)
-        self.journal.set_planned(doc.id, paths)
+        # Names planned by unfinished documents (in flight on another worker, or cut off by a
+        # crash and re-queued) are taken too: two documents with one stem ("scan.pdf" and
+        # "scan.jpg") must never plan the same names and then overwrite each other's outputs.
+        with self._plan_lock:
+            taken = self.journal.planned_by_unfinished(doc.id) - owned
+            stem, paths = plan_output_set(dest, src.stem, lambda s: list(render_set(s, sidecar)), owned, taken)
+            self.journal.set_planned(doc.id, paths)
         with self._outputs_lock:
             self.outputs_seen.update(str(p) for p in paths)
         side = {**sidecar, "outputs": [display(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
@@ -420,6 +434,11 @@ class Pipeline:
     def _source_action(self, doc: Document, src: Path, decision: RouteDecision) -> Path | None:
         action = decision.source_action
         if action == "keep" or src != doc.path:  # src != doc.path: already archived before a crash
+            return src
+        if _changed(doc, src):
+            # A new version replaced the file after its pages were read: archiving or deleting
+            # it now would lose content that was never OCRed. It stays; the watcher admits it.
+            log.info("%s: %s changed while being processed; left in place for the new version", doc.tag, for_log(src.name))
             return src
         if action == "delete":
             try:
@@ -476,6 +495,14 @@ class Pipeline:
         log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, for_log(src.name))
         return Outcome("duplicate", outputs=outputs, final_path=final)
 
+    def _superseded(self, doc: Document) -> Outcome:
+        """The file was replaced (or rewritten) while this version was processed. Nothing is
+        written or moved for it; the new version is admitted and processed as its own document."""
+        reason = "replaced by a newer version while being processed; the new version is processed on its own"
+        self.journal.fail(doc.id, reason, None)
+        log.info("%s superseded: %s", doc.tag, reason)
+        return Outcome("failed", reason=reason)
+
     def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
         failed_dir = self.cfg.daemon.failed_dir
         final: Path | None = None
@@ -516,6 +543,20 @@ class Pipeline:
         self.journal.retry_later(doc.id, reason, delay)
         log.info("%s retry in %.0fs: %s", doc.tag, delay, for_log(reason))
         return Outcome("retry", retry_in=delay, reason=reason)
+
+
+class _Replaced(Exception):
+    """The source changed after admission (see ``_changed``)."""
+
+
+def _changed(doc: Document, src: Path) -> bool:
+    """True if the file at ``src`` is no longer the version the journal admitted (size or mtime
+    differ: replaced by rename, rewritten in place). A vanished file is not "changed"."""
+    try:
+        st = os.lstat(src)
+    except OSError:
+        return False
+    return (st.st_size, st.st_mtime) != (doc.size, doc.mtime)
 
 
 def _same_inode(a: Path, b: Path) -> bool:

@@ -8,6 +8,7 @@ Inputs are tiny real PNGs (a word or two) OCRed at 256 px, so dozens of document
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -29,6 +30,7 @@ from faultkit import (
     IN_CREATE,
     Inotify,
     check_exactly_once,
+    content_index,
     fast_rules,
     files_in,
     journal_rows,
@@ -38,6 +40,7 @@ from faultkit import (
     temp_files,
     tiny_png_bytes,
 )
+from PIL import Image
 
 # ---------------------------------------------------------------------------------------------
 # 1. kill -9 at many points
@@ -595,3 +598,91 @@ def test_sd_notify_ready_status_watchdog_stopping(tmp_path: Path) -> None:
     pings = [t for t, m in msgs if m == "WATCHDOG=1"]
     assert len(pings) >= 3, msgs
     assert max(b - a for a, b in zip(pings, pings[1:], strict=False)) < 2.0  # never later than WatchdogSec
+
+
+# ---------------------------------------------------------------------------------------------
+# a file replaced while it is being processed
+
+
+@pytest.mark.parametrize("action", ["archive", "delete"])
+def test_file_replaced_while_processing_is_never_archived_or_deleted_unread(tmp_path: Path, start_daemon, action: str) -> None:  # type: ignore[no-untyped-def]
+    route = {"name": "all", "destination": "out", "source": action, **({"archive_to": "archive"} if action == "archive" else {})}
+    cfg = fast_rules(tmp_path, engine={"render_longest_edge": 1540}, routes=[route])
+    inbox = tmp_path / "inbox"
+    v1 = docgen.make_pdf(tmp_path / "v1.pdf", [f"Version one page {i}" for i in range(4)], scanned=True).read_bytes()
+    v2 = docgen.make_pdf(tmp_path / "v2.pdf", ["Version two replaces it"]).read_bytes()
+    d = start_daemon(cfg)
+    d.wait_ready()
+    _drop(inbox, {"doc.pdf": v1})
+    d.wait_log("doc-1 processing", 60)
+    _drop(inbox, {"doc.pdf": v2})  # a new version atomically replaces the file mid-processing
+    wait_for(lambda: sha256(v2) in output_sets(tmp_path / "out") and not any(
+        r["state"] in ("queued", "processing") for r in journal_rows(tmp_path)), 90,
+        f"the replacing version processed (outputs: {sorted(output_sets(tmp_path / 'out'))})")
+    assert d.stop() == 0
+    assert len(output_sets(tmp_path / "out")[sha256(v2)]) == 1
+    if action == "archive":
+        assert sha256(v2) in content_index(tmp_path / "archive")
+    assert not files_in(tmp_path / "failed")
+
+
+def test_same_stem_documents_processed_at_once_get_separate_output_sets(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    """scan.png and scan.jpg finish together on two workers: each gets its own output names
+    (scan.* and scan-1.*); neither overwrites the other's outputs."""
+    cfg = fast_rules(tmp_path, daemon={"workers": 2})
+    inputs: dict[str, bytes] = {}
+    for i in range(6):
+        inputs[f"scan{i}.png"] = tiny_png_bytes(f"png number {i}")
+        img = Image.open(io.BytesIO(tiny_png_bytes(f"jpeg number {i}"))).convert("RGB")
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG", quality=95)
+        inputs[f"scan{i}.jpg"] = buf.getvalue()
+    d = start_daemon(cfg)
+    d.wait_ready()
+    _drop(tmp_path / "inbox", inputs)
+    wait_for(lambda: state_counts(tmp_path).get("done") == len(inputs), 90, "all done")
+    assert d.stop() == 0
+    v = check_exactly_once(tmp_path, inputs)
+    assert v, str(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# a file that exhausts the render worker
+
+
+def _slow_render_pdf(path: Path, lines: int = 20000) -> Path:
+    """A 400 KB one-page PDF whose single path of ``lines`` random strokes takes MuPDF minutes
+    to rasterise at 1540 px (measured here: 60,000 strokes, ~2 minutes)."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    shape = page.new_shape()
+    r = random.Random(1)
+    for _ in range(lines):
+        shape.draw_line((r.uniform(0, 595), r.uniform(0, 842)), (r.uniform(0, 595), r.uniform(0, 842)))
+    shape.finish(width=0.3)
+    shape.commit()
+    doc.save(str(path))
+    doc.close()
+    return path
+
+
+def test_render_hang_is_killed_retried_then_failed_and_daemon_keeps_going(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = fast_rules(tmp_path, daemon={"max_attempts": 2, "retry_backoff": 0.2},
+                     engine={"render_longest_edge": 1540, "render_timeout": 2})
+    d = start_daemon(cfg)
+    d.wait_ready()
+    _slow_render_pdf(tmp_path / "inbox" / ".hang.pdf.part")
+    os.rename(tmp_path / "inbox" / ".hang.pdf.part", tmp_path / "inbox" / "hang.pdf")
+    d.wait_log("render worker killed", 60)
+    _drop(tmp_path / "inbox", {"good.png": tiny_png_bytes("still working")})
+    wait_for(lambda: (tmp_path / "failed" / "hang.pdf.error.txt").exists(), 60, "hang.pdf failed")
+    wait_for(lambda: state_counts(tmp_path).get("done") == 1, 60, "good file done")
+    assert d.proc.poll() is None
+    note = (tmp_path / "failed" / "hang.pdf.error.txt").read_text()
+    assert "longer than 2s" in note and "gave up after 2 tries" in note, note
+    assert d.log().count("render worker killed") == 2
+    assert d.stop() == 0
+    v = check_exactly_once(tmp_path, {"good.png": tiny_png_bytes("still working")})
+    assert v, str(v)

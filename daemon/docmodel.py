@@ -591,7 +591,7 @@ def _parse_inline(text: str) -> list[Run]:
         if ch == "`":
             nt, end = _code_span_end(text, i)
             if end != -1:
-                body = text[i + nt : end - nt]
+                body = text[i + nt : end - nt].replace("\n", " ")  # CommonMark: line ends -> spaces
                 if body.startswith(" ") and body.endswith(" ") and body.strip():
                     body = body[1:-1]
                 buf.append(atom("code", body))
@@ -970,11 +970,14 @@ def _span(v: str | None) -> int:
 def parse_html_table(fragment: str) -> Table | None:
     """One ``<table>…</table>`` fragment -> :class:`Table` (None if it has no cells)."""
     p = _TableHTMLParser()
+    # "<!" that does not open a comment makes html.parser try a declaration (and raise on text
+    # like "<![img](a.png)"): it is text
+    fragment = re.sub(r"<!(?!--)", "&lt;!", fragment)
     try:
         p.feed(fragment)
         p.close()
-    except Exception:  # html.parser is lenient; never let odd markup kill a document
-        log.warning("could not parse an HTML table; keeping what was read", exc_info=True)
+    except Exception as e:  # html.parser is lenient; never let odd markup kill a document
+        log.warning("could not parse all of an HTML table (%s); keeping what was read", e)
     rows = [(r, h) for r, h in zip(p.rows, p.row_header, strict=True) if r]
     return _place(
         [[(c.text(), c.rowspan, c.colspan, c.header) for c in r] for r, _ in rows],

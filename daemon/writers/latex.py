@@ -64,6 +64,7 @@ _ESC = {
     "[": "{[}",
     "]": "{]}",
     "\t": " ",
+    "\n": " ",  # a blank line would end the paragraph inside \textbf{…} or a table cell
 }
 _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
@@ -163,9 +164,8 @@ def _words(s: str) -> frozenset[str]:
 
 
 ALLOWED_ENVS = _words(
-    "matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix matrix* pmatrix* bmatrix* Bmatrix* "
-    "vmatrix* Vmatrix* cases cases* dcases dcases* rcases aligned alignedat gathered array subarray "
-    "split"
+    "matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned alignedat gathered "
+    "array subarray split"
 )
 # Top-level display environments -> the inner form that works inside \[ \] and inline.
 _ENV_RENAME = {
@@ -183,6 +183,24 @@ _FORBIDDEN = _words(
     "makeatother special par item section subsection chapter newpage clearpage vskip hskip "
     "halign valign noalign output everypar errmessage loop"
 )
+_GENFRAC = _words("over atop choose above brace brack overwithdelims atopwithdelims abovewithdelims")
+# Large operators (\mathop): only these may take \limits / \nolimits.
+_LIMIT_OPS = _words(
+    "sum prod coprod int iint iiint oint bigcup bigcap bigsqcup bigvee bigwedge bigodot bigotimes "
+    "bigoplus biguplus lim limsup liminf max min sup inf det gcd Pr arg log ln exp sin cos tan "
+    "dim ker hom deg injlim projlim varlimsup varliminf"
+)
+# Commands that may stand as an unbraced argument of ^, _ or a command (x^\prime, \hat\alpha);
+# any other command there needs braces (x^\sqrt{2}, x^\sum, x^\, are compile errors).
+_SIMPLE_ARGS = _words(
+    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi "
+    "pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta "
+    "Lambda Xi Pi Sigma Upsilon Phi Psi Omega infty prime ast star circ bullet dagger ddagger pm "
+    "mp times cdot top bot ell hbar partial nabla emptyset varnothing cdots ldots dots vdots "
+    "ddots imath jmath aleph wp Re Im surd angle flat natural sharp"
+)
+# Control symbols (backslash + one non-letter) that mean something in math mode.
+_CONTROL_SYMBOLS = frozenset(",;:!> {}|#$%&_/-\n\t")
 # Text-mode commands that are errors in math mode.
 _TEXT_ONLY = _words(
     "textbackslash textasciitilde textasciicircum textbar textless textgreater textquotedbl "
@@ -237,8 +255,7 @@ class _Check:
 
 
 # Most '&' a row of an environment may hold (more is "Extra alignment tab"); None = no limit.
-_ENV_MAX_AMPS: dict[str, int | None] = {"cases": 1, "cases*": 1, "dcases": 1, "dcases*": 1, "rcases": 1,
-                                        "gathered": 0, "split": 1, "subarray": 0}
+_ENV_MAX_AMPS: dict[str, int | None] = {"cases": 1, "gathered": 0, "split": 1, "subarray": 0}
 _MATRIX_MAX_AMPS = 9  # amsmath's MaxMatrixCols = 10
 _ENV_SPEC_ARG = {"array", "subarray", "alignedat"}  # environments whose first argument is required
 
@@ -254,11 +271,19 @@ def check_math(tex: str) -> _Check:
     toks = _tokens(tex)
     res = _Check()
     envs: list[dict[str, Any]] = []  # open environments: name, '&' in the current row, limit
-    groups: list[str] = []  # per open brace: "" or "substack"
+    groups: list[str] = []  # per open brace: the command it is an argument of ("" if none)
     lr: list[int] = [0]  # \left…\right balance per group/environment cell
+    genfrac: list[int] = [0]  # \over-style fractions per group/environment cell (one allowed)
     sup = sub = False
     i = 0
     prev_cmd = ""
+    prev_sig = ""  # the last significant token ("}" + owner for a closed group)
+
+    def check_arg(j: int, what: str) -> None:
+        """The unbraced one-token argument ending at j must be something TeX takes as one."""
+        arg = toks[j - 1]
+        if arg in ("'", "~") or (arg.startswith("\\") and arg[1:] not in _SIMPLE_ARGS):
+            raise MathError(f"{what}{arg} needs braces")
 
     def next_atom(k: int) -> int:
         """Index after the atom starting at k (skipping spaces); -1 if none."""
@@ -284,18 +309,25 @@ def check_math(tex: str) -> _Check:
             i += 1
             continue
         if t == "{":
-            groups.append("substack" if prev_cmd in ("\\substack", "\\shortstack") else "")
+            groups.append(prev_cmd)
             lr.append(0)
+            genfrac.append(0)
             sup = sub = False
         elif t == "}":
             if not groups:
                 raise MathError("unbalanced }")
-            groups.pop()
+            owner = groups.pop()
+            genfrac.pop()
             if lr.pop() != 0:
                 raise MathError("\\left without \\right in a group")
             sup = sub = False
+            prev_sig = "}" + owner
+            prev_cmd = ""
+            i += 1
+            continue
         elif t in ("^", "_"):
-            if (t == "^" and sup) or (t == "_" and sub):
+            # x'^2 is fine: the prime takes the superscript that follows it
+            if (t == "^" and sup and prev_sig != "'") or (t == "_" and sub):
                 raise MathError("double script")
             if t == "^":
                 sup = True
@@ -304,12 +336,19 @@ def check_math(tex: str) -> _Check:
             j = next_atom(i + 1)
             if j == -1:
                 raise MathError("script without argument")
+            check_arg(j, t)  # x^\sqrt{2}: "Missing { inserted"
             i = j
+            prev_sig = "script"
             prev_cmd = ""
             continue
         elif t == "'":
-            if sup:
+            # a prime is a superscript: x^2' and x' ' are double superscripts; x'' is fine
+            if sup and toks[i - 1] != "'":
                 raise MathError("prime after superscript")
+            sup = True
+            prev_sig = t
+            i += 1
+            continue
         elif t in ("\\begin", "\\end"):
             k = i + 1
             while k < len(toks) and toks[k] == " ":
@@ -334,10 +373,12 @@ def check_math(tex: str) -> _Check:
                     j = j2
                 envs.append({"name": name, "amps": 0, "limit": limit})
                 lr.append(0)
+                genfrac.append(0)
             else:
                 if not envs or envs[-1]["name"] != name:
                     raise MathError(f"\\end{{{name}}} does not match")
                 envs.pop()
+                genfrac.pop()
                 if lr.pop() != 0:
                     raise MathError("\\left without \\right in an environment")
             i = j
@@ -347,6 +388,7 @@ def check_math(tex: str) -> _Check:
         elif t in ("&", "\\\\"):
             if lr[-1] != 0:
                 raise MathError("\\left…\\right across a cell")
+            genfrac[-1] = 0
             if envs:
                 frame = envs[-1]
                 if t == "&":
@@ -355,7 +397,7 @@ def check_math(tex: str) -> _Check:
                         raise MathError(f"too many columns in {frame['name']}")
                 else:
                     frame["amps"] = 0
-            elif groups and t == "\\\\" and groups[-1] == "substack":
+            elif groups and t == "\\\\" and groups[-1] in ("\\substack", "\\shortstack"):
                 pass  # \substack{a \\ b}: rows of the subscript
             elif groups:
                 raise MathError(f"{t} inside a group outside an environment")
@@ -364,12 +406,24 @@ def check_math(tex: str) -> _Check:
             else:
                 res.top_newline = True
             sup = sub = False
+        elif t in ("$", "\\(", "\\)", "\\[", "\\]"):
+            raise MathError(f"math delimiter {t} inside math")
+        elif len(t) == 2 and t[0] == "\\" and not t[1].isalpha() and t[1] not in _CONTROL_SYMBOLS:
+            raise MathError(f"unknown control symbol {t}")
         elif t.startswith("\\") and len(t) > 1:
             name = t[1:].rstrip("*")
             if name in _FORBIDDEN or name in _TEXT_ONLY or name.startswith("end"):
                 raise MathError(f"\\{name} not allowed in math")
             if name == "hline" and not envs:
                 raise MathError("\\hline outside an array")
+            if name in _GENFRAC:
+                genfrac[-1] += 1
+                if genfrac[-1] > 1:
+                    raise MathError("ambiguous: two \\over-style fractions in one group")
+            if name in ("limits", "nolimits") and not (
+                prev_sig[1:] in _LIMIT_OPS or prev_sig[2:] in ("operatorname*", "mathop")
+            ):
+                raise MathError("\\limits must follow a math operator")
             if name in _SIZED:
                 k = i + 1
                 while k < len(toks) and toks[k] == " ":
@@ -402,15 +456,19 @@ def check_math(tex: str) -> _Check:
                     k2 = next_atom(k)
                     if k2 == -1:
                         raise MathError(f"\\{name} is missing an argument")
+                    check_arg(k2, t)
                     k = k2
             if name not in ("limits", "nolimits", "displaystyle"):
                 sup = sub = False
             prev_cmd = t
+            if name not in ("limits", "nolimits"):
+                prev_sig = t
             i += 1
             continue
         else:
             sup = sub = False
         prev_cmd = ""
+        prev_sig = t
         i += 1
     if groups:
         raise MathError("unbalanced {")
@@ -518,14 +576,19 @@ def inline(text: str, ctx: _Ctx, *, in_cell: bool = False) -> str:
     while cleaned and cleaned[-1].kind == "break":
         cleaned.pop()
     out: list[str] = []
+    line_has_content = False  # a \newline needs something before it on its line
     for r in cleaned:
+        if r.kind == "break":
+            if line_has_content:
+                out.append("\\newline{}")
+                line_has_content = False
+            continue
+        if r.kind != "text" or r.text.strip():
+            line_has_content = True
         if r.kind == "text":
             s = esc(r.text)
         elif r.kind == "code":
             s = "\\texttt{" + esc(r.text) + "}"
-        elif r.kind == "break":
-            out.append("\\newline{}")
-            continue
         elif r.kind == "image":
             s = "\\textit{" + esc(f"[image: {r.text}]" if r.text else "[image]") + "}"
         else:  # math
@@ -735,7 +798,8 @@ def write_tex(doc: Document) -> str:
         "% Generated by ocr-daemon from OCR output. Compile with: xelatex FILE.tex",
         "\\documentclass[11pt]{article}",
         "\\usepackage[a4paper,margin=2cm]{geometry}",
-        "\\usepackage{amsmath,amssymb,mathtools}",
+        # not mathtools: it breaks e.g. "\\begin{aligned}& \\operatorname{tr}\\end{aligned}"
+        "\\usepackage{amsmath,amssymb}",
         "\\usepackage{fontspec}",
         "\\usepackage{bm,cancel}",
         # mathrsfs needs the rsfs fonts (not in the Debian TeX set we rely on): script -> calligraphic

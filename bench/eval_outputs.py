@@ -12,7 +12,7 @@ results against the hand-written ``expected.json`` (written before the first run
 - LaTeX fragments that must be in the ``.tex`` (escaping, repaired math);
 - language detection (``daemon.classify`` via convert's default) against the expected language.
 
-Usage: ``.venv/bin/python bench/eval_outputs.py [--keep DIR]``
+Usage: ``.venv/bin/python bench/eval_outputs.py [--set bench/heldout_outputs_v2] [--keep DIR]``
 """
 
 from __future__ import annotations
@@ -155,8 +155,10 @@ def check_file(src: Path, exp: dict, out: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--keep", type=Path, help="keep the outputs in this folder")
+    ap.add_argument("--set", type=Path, default=HELDOUT, help="folder with the outputs and expected.json")
     args = ap.parse_args()
-    expected = json.loads((HELDOUT / "expected.json").read_text(encoding="utf-8"))
+    heldout = args.set.resolve()
+    expected = json.loads((heldout / "expected.json").read_text(encoding="utf-8"))
     base = Path(tempfile.mkdtemp(prefix="eval-outputs-")) if not args.keep else args.keep
     results = []
     for name in sorted(k for k in expected if not k.startswith("_")):
@@ -164,7 +166,7 @@ def main() -> int:
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        results.append(check_file(HELDOUT / name, expected[name], out))
+        results.append(check_file(heldout / name, expected[name], out))
     if not args.keep:
         shutil.rmtree(base)
     n = len(results)

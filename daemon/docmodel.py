@@ -792,6 +792,10 @@ _INLINE_HTML = {"sup", "sub", "u"}
 _BLOCKISH = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "caption"}
 
 
+_HTML_WS = " \t\n\r\f"
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
+
+
 class _CellBuf:
     """Collects one cell's content as inline Markdown."""
 
@@ -804,7 +808,7 @@ class _CellBuf:
         self.open: list[tuple[str, str, str]] = []  # (tag, opener, closer) currently open
 
     def data(self, text: str) -> None:
-        text = re.sub(r"\s+", " ", text)
+        text = _HTML_SPACE.sub(" ", text)  # HTML collapses ASCII whitespace only: &nbsp; stays
         if not text:
             return
         text = text.replace("<", "\\<")
@@ -851,7 +855,7 @@ class _CellBuf:
     def text(self) -> str:
         for t, _o, _c in reversed(list(self.open)):
             self.close_tag(t)
-        lines = [ln.strip() for ln in self.buf.split("\n")]
+        lines = [ln.strip(_HTML_WS) for ln in self.buf.split("\n")]
         return normalize_inline("\n".join(ln for ln in lines if ln))
 
 
@@ -982,7 +986,7 @@ def parse_html_table(fragment: str) -> Table | None:
     return _place(
         [[(c.text(), c.rowspan, c.colspan, c.header) for c in r] for r, _ in rows],
         [h for _, h in rows],
-        normalize_inline(re.sub(r"\s+", " ", "".join(p.caption)).strip()),
+        normalize_inline(_HTML_SPACE.sub(" ", "".join(p.caption)).strip(_HTML_WS)),
     )
 
 

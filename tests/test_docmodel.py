@@ -224,3 +224,10 @@ def test_raw_file_without_marks_is_one_page() -> None:
 def test_document_text_is_words_only() -> None:
     doc = parse_document(['# 标题\n\n<table border="1" class="dataframe"><tr><th>项目</th></tr><tr><td>收入 $x^2$</td></tr></table>\n\n- 第一 **粗体**'])
     assert doc.text() == "标题\n项目\n收入 x^2\n第一 粗体"
+
+
+def test_html_table_keeps_no_break_spaces() -> None:
+    """HTML collapses ASCII whitespace only (found by held-out set v2: "Abb.&nbsp;2")."""
+    t = parse_html_table("<table><tr><td> Abb.&nbsp;2 \n  x </td><td>&nbsp;</td></tr></table>")
+    assert t is not None
+    assert t.expanded() == [["Abb.\u00a02 x", "\u00a0"]]

@@ -10,13 +10,20 @@ Design decisions (each one is about compiling *every* document, whatever the eng
   ``%``/``#`` escaped, ``\\label``/``\\tag`` handled, top-level ``align``/``gather``/``equation``
   environments turned into their inner forms (``aligned``, ``gathered``) inside ``\\[…\\]``,
   Unicode symbols mapped to commands, CJK wrapped in ``\\text``. Math that still fails the check
-  (unbalanced braces or environments, unknown environments, ``\\left`` without ``\\right``, a
-  dangling ``^``, a double superscript, a command missing its arguments, TeX programming
-  commands) is printed verbatim in ``\\texttt`` instead: visible, never fatal. A command the
-  preamble does not know gets a ``\\providecommand`` that prints its name.
+  (unbalanced braces or environments, unknown environments, too many columns for ``cases`` /
+  a matrix / an ``array`` spec, ``\\left`` without ``\\right``, a dangling ``^``, a double
+  superscript (primes count), an unbraced argument that is not a single simple token
+  (``x^\\sqrt2``), two ``\\over`` in one group, ``\\limits`` after a non-operator, text-mode or TeX
+  programming commands, delimiters inside math) is printed verbatim in ``\\texttt`` instead:
+  visible, never fatal. The rules come from fuzzing (tests/test_writer_fuzz.py). A command the
+  preamble does not know gets a ``\\providecommand`` that prints its name. Packages: amsmath,
+  amssymb, bm, cancel -- not mathtools, which breaks ``aligned`` cells ending in
+  ``\\operatorname``; ``\\mathscr`` falls back to ``\\mathcal`` (the rsfs fonts are not in the set).
 - Tables are ``longtable`` (they may run over a page) with ``p`` columns sized by content,
   ``\\multicolumn`` / ``\\multirow`` for spans, ``\\cline`` where a row span continues, header
-  rows in bold and repeated on every page when no span crosses out of them.
+  rows in bold and repeated on every page when no span crosses out of them. Known limit: a
+  ``\\multirow`` cell whose text needs more lines than the rows it spans overlaps the row below
+  (LaTeX cannot grow the spanned rows); it compiles, and the CSV/XLSX keep the text.
 - Fonts: Latin Modern for Latin script (fontspec's default); when the document contains CJK,
   xeCJK with Noto Serif/Sans CJK (``JP`` variants for Japanese, else ``SC``) from Debian's
   fonts-noto-cjk.
@@ -99,7 +106,6 @@ _CJK_RANGES = (
     "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f"
 )
 _CJK = re.compile(f"[{_CJK_RANGES}]")
-_CJK_RUN = re.compile(f"[{_CJK_RANGES}]+")
 _NONASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
@@ -480,7 +486,6 @@ def check_math(tex: str) -> _Check:
 
 
 _TAG = re.compile(r"\\tag\*?\s*\{([^{}]*)\}")
-_STRIP = re.compile(r"\\(?:label|eqref\b(?!\{)|nonumber|notag)\b(?:\s*\{[^{}]*\})?")
 
 
 def _unescaped(pattern: str) -> re.Pattern[str]:

@@ -225,7 +225,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps({"counts": counts, "recent_failures": [{k: (str(f[k]) if isinstance(f[k], Path) else f[k]) for k in ("id", "path", "error", "final_path")} for f in fails]}, indent=2))
         return ExitCode.OK
     print(f"journal: {journal.path}")
-    for state in ("queued", "processing", "done", "duplicate", "failed"):
+    for state in ("queued", "processing", "done", "duplicate", "superseded", "failed"):
         print(f"  {state:<11} {counts.get(state, 0)}")
     if fails:
         print("recent failures:")

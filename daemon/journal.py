@@ -285,6 +285,11 @@ class Journal:
                 ),
             )
 
+    def supersede(self, doc_id: int, reason: str) -> None:
+        """This version was replaced while being processed: final, nothing written for it."""
+        with self._tx() as db:
+            db.execute("UPDATE documents SET state='superseded', error=?, updated=? WHERE id=?", (reason, time.time(), doc_id))
+
     def fail(self, doc_id: int, error: str, final_path: Path | None) -> None:
         with self._tx() as db:
             db.execute(

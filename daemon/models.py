@@ -23,6 +23,7 @@ class DocState(enum.StrEnum):
     DONE = "done"
     FAILED = "failed"
     DUPLICATE = "duplicate"  # same content as an earlier done document, linked to its result
+    SUPERSEDED = "superseded"  # replaced by a newer version mid-processing; the new one is its own row
 
 
 @dataclass(frozen=True)

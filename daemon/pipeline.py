@@ -58,7 +58,7 @@ RAW_DIR = "raw"
 
 @dataclass
 class Outcome:
-    state: str  # done | duplicate | failed | retry
+    state: str  # done | duplicate | superseded | failed | retry
     retry_in: float = 0.0
     outputs: list[Path] | None = None
     final_path: Path | None = None
@@ -499,9 +499,9 @@ class Pipeline:
         """The file was replaced (or rewritten) while this version was processed. Nothing is
         written or moved for it; the new version is admitted and processed as its own document."""
         reason = "replaced by a newer version while being processed; the new version is processed on its own"
-        self.journal.fail(doc.id, reason, None)
+        self.journal.supersede(doc.id, reason)
         log.info("%s superseded: %s", doc.tag, reason)
-        return Outcome("failed", reason=reason)
+        return Outcome("superseded", reason=reason)
 
     def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
         failed_dir = self.cfg.daemon.failed_dir

@@ -122,15 +122,15 @@ def choose_languages(allowed: list[str], script: str, known: str | None = None) 
     allowed = [a for a in allowed if a in TESS_CODES] or list(TESS_CODES)
     latin = [a for a in allowed if a in LATIN]
     out: list[str] = []
-    cjk = [a for a in ("zh", "ja") if a in allowed]
+    cjk: list[str] = [c for c in ("zh", "ja") if c in allowed]
     if script in ("Han", "Japanese", "Katakana", "Hiragana") and cjk:
         # Every allowed CJK model, the script's own first: OSD's "Han" also covers kanji-heavy
         # Japanese (whose kana the Chinese models drop) and "Japanese" some Chinese pages.
         # Measured on the held-out set's 80 CJK page reads: language right 90 % with one family
         # of models, 98.8 % with both, at about the same wall time (bench/RESULTS.md).
         first = "ja" if script != "Han" and "ja" in cjk else cjk[0]
-        for a in [first, *[c for c in cjk if c != first]]:
-            out += TESS_CODES[a]
+        for code in [first, *[c for c in cjk if c != first]]:
+            out += TESS_CODES[code]
     elif latin:
         if known in latin:
             # The document's language first (Tesseract's primary model), English second: it

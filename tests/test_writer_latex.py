@@ -211,3 +211,15 @@ def test_realistic_math_is_kept_and_compiles(tmp_path: Path) -> None:
     for m in REALISTIC_MATH:
         assert prepare_math(m, display=False) is not None, m
     compile_tex(out["m.tex"], tmp_path, "math")
+
+
+def test_tall_multirow_cell_gets_room(tmp_path: Path) -> None:
+    """A row-spanned cell with more text than its rows hold: the last spanned row is deepened
+    (the "=" width makes it wrap at its column, not at a fraction of it)."""
+    long = "每股收益（元，基本与稀释后的加权平均数，按照会计准则计算的结果，以及更多的说明文字）" * 2
+    page = (f'<table><tr><th>项目</th><th>2023</th><th>2022</th></tr><tr><td rowspan="2">{long}</td><td>0.45</td>'
+            '<td>0.40</td></tr><tr><td colspan="2">稀释后：0.44</td></tr><tr><td>总资产</td><td>1</td><td>2</td></tr></table>')
+    out = render_outputs([page], formats=["tex"], stem="t", language="zh", sidecar={}, markdown=True)
+    src = out["t.tex"].decode()
+    assert "\\multirow{2}{=}{" in src and "\\rule[-" in src
+    compile_tex(out["t.tex"], tmp_path, "tall")

@@ -21,9 +21,10 @@ Design decisions (each one is about compiling *every* document, whatever the eng
   ``\\operatorname``; ``\\mathscr`` falls back to ``\\mathcal`` (the rsfs fonts are not in the set).
 - Tables are ``longtable`` (they may run over a page) with ``p`` columns sized by content,
   ``\\multicolumn`` / ``\\multirow`` for spans, ``\\cline`` where a row span continues, header
-  rows in bold and repeated on every page when no span crosses out of them. Known limit: a
-  ``\\multirow`` cell whose text needs more lines than the rows it spans overlaps the row below
-  (LaTeX cannot grow the spanned rows); it compiles, and the CSV/XLSX keep the text.
+  rows in bold and repeated on every page when no span crosses out of them. LaTeX does not grow
+  the rows a ``\\multirow`` spans, so a cell with more text than they hold gets its last row
+  deepened by an estimate from the column widths (it may leave a blank line; a badly low
+  estimate would let the text run over the next row, but it still compiles).
 - Fonts: Latin Modern for Latin script (fontspec's default); when the document contains CJK,
   xeCJK with Noto Serif/Sans CJK (``JP`` variants for Japanese, else ``SC``) from Debian's
   fonts-noto-cjk.
@@ -716,6 +717,7 @@ def table_tex(t: Table, ctx: _Ctx) -> str:
     fracs = _col_fractions(t)
     spec = "|" + "".join(f">{{\\raggedright\\arraybackslash}}p{{{_width(fracs, c, 1)}}}|" for c in range(t.n_cols))
     grid = t.grid()
+    extra = _multirow_extra_lines(t, fracs)
     lines = []
     if t.caption:
         lines.append("\\noindent\\textit{" + inline(t.caption, ctx, in_cell=True) + "}")
@@ -735,9 +737,14 @@ def table_tex(t: Table, ctx: _Ctx) -> str:
             if cell.row == r and cell.col == col:
                 body = _cell_body(cell, ctx)
                 if cell.rowspan > 1 and body:
-                    body = f"\\multirow{{{cell.rowspan}}}{{{_width(fracs, col, span)}}}{{{body}}}"
+                    # "=": the width of the p column (or of the \multicolumn) it sits in; a length
+                    # here would be read inside the cell, where \linewidth is already the cell width
+                    body = f"\\multirow{{{cell.rowspan}}}{{=}}{{{body}}}"
             else:
                 body = ""  # covered by a row span from above (or the rest of a column span)
+                if r == cell.row + cell.rowspan - 1 and col == cell.col and extra.get(id(cell)):
+                    # the last row a tall \multirow cell covers: deepen it so the text fits
+                    body = f"\\rule[-{extra[id(cell)]}\\baselineskip]{{0pt}}{{0pt}}"
             parts.append(f"\\multicolumn{{{span}}}{{{colspec}}}{{{body}}}" if span > 1 else body)
             col += span
         rule = _rule_after(grid, r, t)
@@ -746,6 +753,44 @@ def table_tex(t: Table, ctx: _Ctx) -> str:
             lines.append("\\endhead")
     lines += ["\\end{longtable}", "}"]
     return "\n".join(lines)
+
+
+# Display-width units (one Latin letter; a CJK character is two) that fit on \\linewidth in
+# \\small Latin Modern on A4 with 2 cm margins (about 482 pt / 4.6 pt).
+_LINE_UNITS = 100.0
+
+
+def _tex_width(s: str) -> float:
+    """Rough width of ``s`` in Latin-letter units as typeset here (a CJK character measured about
+    three: Noto CJK at \\small is wider than two Latin Modern letters)."""
+    return sum(3.2 if w == 2 else float(w) for w in (display_width(ch) for ch in s))
+
+
+def _lines_needed(text: str, units: float) -> int:
+    """Estimated number of lines ``text`` takes in a column ``units`` wide (rounded up: too
+    much room leaves a blank line, too little lets the text run over the next row)."""
+    cap = max(1.0, units)
+    return sum(max(1, int(-(-_tex_width(ln) // cap))) for ln in text.split("\n")) if text else 1
+
+
+def _multirow_extra_lines(t: Table, fracs: list[float]) -> dict[int, int]:
+    """For each \\multirow cell whose text needs more lines than the rows it spans (estimated from
+    column widths), how many lines to add to its last row -- LaTeX does not grow those rows,
+    and the text would run over the rows below."""
+    units = [f * _LINE_UNITS - 2.0 for f in fracs]
+    row_lines = [1] * t.n_rows
+    for c in t.cells:
+        if c.rowspan == 1:
+            w = sum(units[c.col : c.col + c.colspan])
+            row_lines[c.row] = max(row_lines[c.row], _lines_needed(c.plain, w))
+    extra: dict[int, int] = {}
+    for c in t.cells:
+        if c.rowspan > 1:
+            need = _lines_needed(c.plain, sum(units[c.col : c.col + c.colspan]))
+            have = sum(row_lines[c.row : c.row + c.rowspan])
+            if need > have:
+                extra[id(c)] = need - have
+    return extra
 
 
 def _rule_after(grid: list[list[Cell]], r: int, t: Table) -> str:

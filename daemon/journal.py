@@ -377,12 +377,20 @@ class Journal:
         return [_row(r) for r in rows]
 
     def all_outputs(self) -> set[str]:
-        """Every output path ever written or planned (the watcher never takes these as input)."""
+        """Every output path ever written or planned, and every place a source was archived to
+        (the watcher never takes these as input, even inside an inbox)."""
         out: set[str] = set()
-        for r in self._conn().execute("SELECT outputs, planned FROM documents WHERE outputs IS NOT NULL OR planned IS NOT NULL"):
+        rows = self._conn().execute(
+            "SELECT path, outputs, planned, final_path, state FROM documents"
+            " WHERE outputs IS NOT NULL OR planned IS NOT NULL OR final_path IS NOT NULL"
+        )
+        for r in rows:
             for col in ("outputs", "planned"):
                 if r[col]:
                     out.update(json.loads(r[col]))
+            moved = from_db_path(r["final_path"])
+            if moved is not None and r["state"] in ("done", "duplicate") and r["final_path"] != r["path"]:
+                out.add(os.fsdecode(moved))
         return out
 
 

@@ -452,6 +452,8 @@ class Pipeline:
         assert decision.archive_dir is not None
         target = unique_path(decision.archive_dir, src.name)
         self.journal.set_final_path(doc.id, target)
+        with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
+            self.outputs_seen.add(str(target))
         move_file(src, target)
         log.info("%s archived to %s", doc.tag, for_log(target))
         return target

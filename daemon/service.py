@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import os
 import signal
 import threading
 import time
@@ -28,7 +29,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from daemon import render
-from daemon.config import Config, filesystem_problems, load_config
+from daemon.config import Config, filesystem_problems, load_config, template_root
 from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
@@ -84,6 +85,20 @@ class WorkQueue:
     def __len__(self) -> int:
         with self._cv:
             return len(self._heap)
+
+
+def archive_roots(cfg: Config) -> list[Path]:
+    """Fixed folders that archive templates write into, never taken as input. A root that is an
+    inbox itself or holds one (e.g. ``{inbox}-archive`` has the config folder as its root) is
+    left out: excluding it would hide the inbox; archived paths are still skipped one by one."""
+    roots = []
+    inboxes = [os.path.abspath(i.path) for i in cfg.inboxes]
+    for r in cfg.routes:
+        if r.source == "archive" and r.archive_to:
+            root = os.path.abspath(template_root(r.archive_to))
+            if not any(ib == root or ib.startswith(root.rstrip("/") + "/") for ib in inboxes):
+                roots.append(Path(root))
+    return roots
 
 
 class Service:
@@ -192,7 +207,7 @@ class Service:
 
     def _start_watching(self) -> None:
         cfg = self.cfg
-        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir]
+        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir, *archive_roots(cfg)]
         self.watcher = InboxWatcher(
             cfg.inboxes,
             self.tracker.notice,

@@ -277,3 +277,25 @@ def test_small_file_is_not_held_behind_a_big_pdf(tmp_path: Path, start_daemon) -
     # The one-page file overtakes the 12-page PDF: a document holds at most a window of pages in
     # the engine (and its page gets priority 0), so the small page waits behind a few, not all.
     assert "doc-2 done" in log and log.index("doc-2 done") < log.index("doc-1 done"), log
+
+
+def test_archive_folder_inside_a_recursive_inbox_is_not_taken_again(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = write_rules(
+        tmp_path,
+        inboxes=[{"path": "inbox", "recursive": True, "stability_delay": 0.5}],
+        routes=[{"name": "all", "destination": "inbox/out", "source": "archive", "archive_to": "inbox/archived/{language}"}],
+    )
+    d = start_daemon(cfg)
+    d.wait_ready()
+    docgen.make_image(tmp_path / "inbox" / "letter.png", LETTER_EN)
+    wait_for((tmp_path / "inbox" / "archived" / "en" / "letter.png").exists, 60, "source archived inside the inbox")
+    time.sleep(5)  # two rescans (rescan_interval 2 s) and the inotify events of the move
+    d.stop()
+    rows = journal_rows(tmp_path)
+    assert [(Path(r["path"]).name, r["state"]) for r in rows] == [("letter.png", "done")], rows
+    # After a restart (the journal, not memory, must remember) it is still not taken.
+    d2 = start_daemon(cfg)
+    d2.wait_ready()
+    time.sleep(3)
+    d2.stop()
+    assert len(journal_rows(tmp_path)) == 1

@@ -563,6 +563,12 @@ def score_doctype(
 def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: bool) -> Classification:
     """Language, features and doctype of a document (see the module docstring)."""
     head = text[:MAX_CLASSIFY_CHARS]
+    if markdown:
+        # Language and keywords read the words only: the HTML table tags and LaTeX of engine
+        # Markdown are Latin letters that outweigh a short Chinese or Japanese text.
+        from daemon.docmodel import parse_document
+
+        head = parse_document([head], markdown=True).text()
     lang, conf = detect_language(head)
     has_table = detect_table(text, markdown)
     has_math = detect_math(text)

@@ -237,6 +237,7 @@ class RouteCfg(Strict):
     destination: str = "beside"  # "beside" the source, or a folder template
     source: Literal["keep", "archive", "delete"] = "keep"
     archive_to: str | None = None
+    csv_bom: bool = Field(False, description="start CSV files with a UTF-8 byte order mark, for Excel")
 
     @field_validator("destination", "archive_to")
     @classmethod

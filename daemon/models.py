@@ -112,6 +112,7 @@ class RouteDecision:
     destination: Path  # folder the outputs go to (template already expanded)
     source_action: str  # keep | archive | delete
     archive_dir: Path | None = None
+    csv_bom: bool = False  # CSV files start with a UTF-8 BOM (Excel)
 
 
 @dataclass

@@ -49,7 +49,7 @@ from daemon.outputs import (
     unique_path,
 )
 from daemon.route import choose_route
-from daemon.writers import render_outputs
+from daemon.writers import WriterOptions, render_outputs
 
 log = logging.getLogger(__name__)
 
@@ -409,7 +409,10 @@ class Pipeline:
         markdown = self.engine.output_is_markdown
 
         def render_set(stem: str, side: dict[str, Any]) -> dict[str, bytes]:
-            return render_outputs(pages, formats=fmts, stem=stem, language=language, sidecar=side, markdown=markdown)
+            return render_outputs(
+                pages, formats=fmts, stem=stem, language=language, sidecar=side, markdown=markdown,
+                options=WriterOptions(csv_bom=decision.csv_bom),
+            )
 
         owned = set(self.journal.planned(doc.id))
         # Names planned by unfinished documents (in flight on another worker, or cut off by a

@@ -147,6 +147,7 @@ def choose_route(
         destination=dest,
         source_action=chosen.source,
         archive_dir=archive_dir,
+        csv_bom=chosen.csv_bom,
     )
     log.debug("route for %s: %s -> %s", path.name, chosen.name, dest)
     return decision, rows

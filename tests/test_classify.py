@@ -297,3 +297,16 @@ def test_format_explain_content(cfg: Config) -> None:
     assert "invoice  score 4 / threshold 9" in format_explain(c, rows, {"invoice": 9})
     c.doctype_thresholds = {}
     assert "invoice  score 4  <- chosen" in format_explain(c, rows)
+
+
+def test_markdown_markup_does_not_drown_a_short_cjk_text() -> None:
+    """VLM output: a short Chinese text with a large HTML table of numbers. The table's tags are
+    Latin letters; language must come from the words."""
+    from daemon.config import Config, InboxCfg
+
+    rows = "".join(f"<tr><td>{2000 + i}</td><td>{i * 17}</td><td>{i * 3.5}</td></tr>" for i in range(40))
+    md = f"# 统计年报\n\n本表列出各年度的销售数量与平均价格。\n\n<table border=\"1\" class=\"dataframe\"><thead><tr><th>年份</th><th>数量</th><th>价格</th></tr></thead><tbody>{rows}</tbody></table>\n"
+    cfg = Config(inboxes=[InboxCfg(path="/tmp/in")])
+    cls = classify(md, cfg=cfg, filename="x.pdf", pages=1, markdown=True)
+    assert cls.language == "zh", cls
+    assert cls.has_table

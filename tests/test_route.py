@@ -206,3 +206,14 @@ def test_hostile_stem_cannot_escape_destination() -> None:
 def test_unknown_placeholder_raises() -> None:
     with pytest.raises(KeyError):
         expand_template("/o/{user}", {})
+
+
+def test_csv_bom_follows_the_route() -> None:
+    cfg = parse_config_text(
+        "inboxes: [{path: /in}]\nroutes:\n  - {name: excel, match: {filename: '*.xls.pdf'}, formats: [csv], csv_bom: true}\n  - {name: rest}\n"
+    )
+    when = datetime(2026, 1, 2)
+    d1, _ = choose_route(cfg, path=Path("/in/report.xls.pdf"), inbox="in", cls=cls(), pages=1, when=when)
+    d2, _ = choose_route(cfg, path=Path("/in/other.pdf"), inbox="in", cls=cls(), pages=1, when=when)
+    assert (d1.name, d1.csv_bom) == ("excel", True)
+    assert (d2.name, d2.csv_bom) == ("rest", False)

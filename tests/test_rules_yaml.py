@@ -118,6 +118,7 @@ HELP: dict[str, str] = {
     "routes[].destination": "`beside` (the source's folder) or a folder template with `{inbox} {language} {doctype} {yyyy} {mm} {dd} {stem}`",
     "routes[].source": "`keep`, `archive` (move to `archive_to`) or `delete` the source after the outputs are written",
     "routes[].archive_to": "folder template for `source: archive` (same placeholders)",
+    "routes[].csv_bom": "start CSV files with a UTF-8 byte order mark, so Excel reads accents and CJK right",
 }
 
 # (path prefix, model): the sections of the reference, in order.

@@ -42,6 +42,7 @@ from daemon.outputs import (
     atomic_write,
     atomic_write_all,
     error_note_name,
+    fit_stem,
     fsync_dir,
     move_file,
     plan_output_set,
@@ -462,7 +463,9 @@ class Pipeline:
         return target
 
     def _save_raw(self, doc: Document, pages: list[str]) -> None:
-        raw = self.cfg.daemon.state_dir / RAW_DIR / f"{doc.id}.raw.md"
+        # raw/<document id>/<stem>.raw.md: the id keeps same-named documents apart, the stem
+        # makes `ocr-daemon convert` name its outputs after the source.
+        raw = self.cfg.daemon.state_dir / RAW_DIR / str(doc.id) / f"{fit_stem(doc.path.stem, len('.raw.md') + 16)}.raw.md"
         try:
             atomic_write(raw, join_raw_pages(pages).encode("utf-8"))
         except TransientError as e:  # the raw copy is a convenience: never fail a document on it

@@ -253,6 +253,12 @@ def test_once_and_route_explain(tmp_path: Path) -> None:
     assert str(tmp_path / "invoices" / "de" / "rechnung.txt") in r.stdout
     side = sidecars(tmp_path / "invoices")[0]
     assert (side["language"], side["doctype"], side["route"]) == ("de", "invoice", "invoices")
+    # The raw engine output is kept, and `convert` rebuilds outputs from it without OCR.
+    raw = tmp_path / "state" / "raw" / "1" / "rechnung.raw.md"
+    assert raw.read_text(encoding="utf-8").startswith("<!-- page 1 -->")
+    r = run_cli("convert", str(raw), "--to", "txt,csv", "--plain", "--out", str(tmp_path / "again"))
+    assert r.returncode == 0, r.stderr
+    assert "Rechnung" in (tmp_path / "again" / "rechnung.txt").read_text(encoding="utf-8")
     r = run_cli("once", "--config", str(cfg), str(f))
     assert r.returncode == 0 and "already done" in r.stdout
     bad = tmp_path / "bad.pdf"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import fnmatch
 import re
 import string
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -289,11 +288,6 @@ class Config(Strict):
 
 
 # ----------------------------------------------------------------------------- loading
-
-
-@dataclass
-class _Located:
-    lines: dict[tuple[Any, ...], int]
 
 
 def _node_lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:

@@ -356,10 +356,6 @@ class Journal:
         row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
         return _row(row) if row else None
 
-    def document(self, doc_id: int) -> Document | None:
-        row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
-        return _doc(row) if row else None
-
     def find(self, path: Path) -> dict[str, Any] | None:
         row = self._conn().execute(
             "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))

@@ -292,9 +292,6 @@ class Service:
     def request_stop(self) -> None:
         self._stop.set()
 
-    def request_reload(self) -> None:
-        self._reload.set()
-
     def _signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
             self._reload.set()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from pathlib import Path
 
 from daemon.config import Config
@@ -57,7 +56,3 @@ def create_engine(cfg: Config, override: str | None = None) -> Engine:
 
         return OpenAIEngine(cfg.engine)
     raise ValueError(f"unknown engine kind {kind!r}")
-
-
-def tesseract_available() -> bool:
-    return shutil.which("tesseract") is not None

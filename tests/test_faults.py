@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -392,20 +393,33 @@ def _write(p: Path, data: bytes) -> Path:
 # 5. hostile configs
 
 
+# Runs ``python -m daemon ARGS`` and, at exit, writes the process's own peak RSS (VmHWM of its
+# address space) to a file. Not wait4's ru_maxrss: Linux carries the *parent's* peak across
+# fork+exec, so a child of a big pytest process would report pytest's RSS (seen in CI: 440 MB
+# for a check-config that refuses the file after one stat()).
+_MEASURE = (
+    "import atexit, runpy, sys\n"
+    "out = sys.argv.pop(1)\n"
+    "def hwm():\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            open(out, 'w').write(line.split()[1])\n"
+    "atexit.register(hwm)\n"
+    "sys.argv[0] = 'ocr-daemon'\n"
+    "runpy.run_module('daemon', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def _run_measured(args: list[str], timeout: float = 60) -> tuple[int, str, int]:
     """(exit code, stderr, peak RSS in KiB) of ``python -m daemon ARGS``."""
-    proc = subprocess.Popen([sys.executable, "-m", "daemon", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=daemon_env(), cwd=REPO)
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    try:
-        assert proc.stderr is not None
-        err = proc.stderr.read().decode("utf-8", "replace")
-        _, status, usage = os.wait4(proc.pid, 0)
-    finally:
-        timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err, usage.ru_maxrss
+    with tempfile.NamedTemporaryFile("r", suffix=".hwm") as hwm:
+        proc = subprocess.run(
+            [sys.executable, "-c", _MEASURE, hwm.name, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env=daemon_env(), cwd=REPO, timeout=timeout,
+        )
+        peak = int(hwm.read().strip() or 0)
+    assert peak > 0, "the peak RSS was not recorded"
+    return proc.returncode, proc.stderr.decode("utf-8", "replace"), peak
 
 
 def test_config_attacks_exit_2_cleanly_without_blowing_up(tmp_path: Path) -> None:

@@ -416,7 +416,9 @@ def test_close_drains_then_fails_the_rest() -> None:
         stuck.result(timeout=5)
 
 
-def test_model_cli_dummy_and_fetch_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_model_cli_dummy_and_fetch_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import argparse
 
     from daemon import modelfolder
@@ -428,6 +430,11 @@ def test_model_cli_dummy_and_fetch_error(tmp_path: Path, capsys: pytest.CaptureF
     assert modelfolder.is_model_folder(tmp_path / "m")
     assert "load_format: dummy" in capsys.readouterr().out
     pytest.importorskip("huggingface_hub")
+    hub_constants = pytest.importorskip("huggingface_hub.constants")
+    # Offline: the test must never reach for the network (none but the package registries here);
+    # the "no network" path is exactly what a user without hub access hits.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(FatalError) as ei:  # unknown repo: fails with or without network
         modelfolder.run(p.parse_args(["fetch", "--dir", str(tmp_path / "f"), "--repo", "lightonai/no-such-model-ocr-daemon-test"]))
     assert "lightonai/no-such-model-ocr-daemon-test" in str(ei.value) and ei.value.exit_code == 3

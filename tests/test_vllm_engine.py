@@ -243,10 +243,8 @@ def test_dummy_model_folder(tmp_path: Path) -> None:
     assert tok.get_vocab_size() >= 151936
     # chat template puts the image token in a user message
     tc = json.loads((d / "tokenizer_config.json").read_text())
-    from jinja2 import Template
-
-    pytest.importorskip("jinja2")
-    text = Template(tc["chat_template"]).render(messages=[{"role": "user", "content": [{"type": "image"}]}], add_generation_prompt=True)
+    jinja2 = pytest.importorskip("jinja2")
+    text = jinja2.Template(tc["chat_template"]).render(messages=[{"role": "user", "content": [{"type": "image"}]}], add_generation_prompt=True)
     assert text == "<|im_start|>user\n<|image_pad|><|im_end|>\n<|im_start|>assistant\n"
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import errno
+import json
 import logging
 import multiprocessing
 import os
@@ -33,6 +34,7 @@ from typing import Any
 from daemon import render
 from daemon.classify import classify
 from daemon.config import Config
+from daemon.convert import join_raw_pages
 from daemon.engines.base import Engine, PageRequest
 from daemon.errors import InputError, TransientError, WorkerCrash
 from daemon.journal import Journal
@@ -76,15 +78,6 @@ def render_options(cfg: Config) -> RenderOptions:
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
     )
-
-
-def join_raw_pages(pages: list[str]) -> str:
-    """The raw engine output of a document as one file; pages marked ``<!-- page N -->``."""
-    try:
-        from daemon.convert import join_raw_pages as join
-    except ImportError:  # the convert module is optional at this stage
-        return "".join(f"<!-- page {i + 1} -->\n{p.rstrip()}\n\n" for i, p in enumerate(pages))
-    return join(pages)
 
 
 def _limit_worker(memory_bytes: int) -> None:
@@ -576,8 +569,6 @@ def _same_inode(a: Path, b: Path) -> bool:
 
 
 def _json_list(v: Any) -> list[str]:
-    import json
-
     with contextlib.suppress(TypeError, ValueError):
         return list(json.loads(v))
     return []

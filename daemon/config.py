@@ -86,6 +86,7 @@ class VllmCfg(Strict):
     max_num_batched_tokens: int = Field(4096, ge=512)
     max_model_len: int = Field(8192, ge=1024)
     dtype: Literal["auto", "bfloat16", "float16"] = "bfloat16"
+    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
     profile: Literal["default", "16gb"] = "default"
     load_format: Literal["auto", "dummy", "safetensors"] = "auto"
     max_pages_in_flight: int = Field(512, ge=1)

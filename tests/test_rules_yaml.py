@@ -71,6 +71,7 @@ HELP: dict[str, str] = {
     "engine.vllm.max_num_batched_tokens": "tokens per scheduler step",
     "engine.vllm.max_model_len": "context length (image + text tokens) per page",
     "engine.vllm.dtype": "`auto`, `bfloat16` or `float16`",
+    "engine.vllm.kv_cache_dtype": "`auto` (same as `dtype`) or `fp8` (half the KV-cache memory and decode traffic)",
     "engine.vllm.profile": "`default` or `16gb` (settings for a 16 GB GPU)",
     "engine.vllm.load_format": "`auto`, `safetensors`, or `dummy` (random weights, tests only)",
     "engine.vllm.max_pages_in_flight": "back-pressure bound on submitted, unfinished pages",

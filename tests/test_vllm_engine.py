@@ -194,6 +194,8 @@ def test_engine_args_default_and_16gb_profile() -> None:
     assert a["mm_processor_cache_gb"] == 0 and a["enable_prefix_caching"] is False
     assert a["gpu_memory_utilization"] == 0.85 and "kv_cache_memory_bytes" not in a
     assert a["renderer_num_workers"] == 8
+    assert a["kv_cache_dtype"] == "auto"
+    assert engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_dtype": "fp8"}))["kv_cache_dtype"] == "fp8"
     small = engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb"}), cpu_count=4)
     assert small["kv_cache_memory_bytes"] <= 8 << 30
     assert "gpu_memory_utilization" not in small

@@ -88,6 +88,7 @@ def engine_args(cfg: EngineCfg, cpu_count: int | None = None) -> dict[str, Any]:
         "gpu_memory_utilization": v.gpu_memory_utilization,
         "enforce_eager": v.enforce_eager,
         "load_format": v.load_format,
+        "kv_cache_dtype": v.kv_cache_dtype,
         # One image per request (model card); pages never repeat, so no processor cache and no
         # prefix caching (the cache would only cost hashing); priority scheduling for small files.
         "limit_mm_per_prompt": {"image": 1},

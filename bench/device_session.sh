@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One benchmark session on the GPU machine, run in the background so that it can outlast one
+# device call (10 min): the device tool keeps a machine only while calls follow each other, so
+# each call runs `bench/device_wait.sh SECONDS`, which waits and brings back what is done so far.
+#
+#   setsid nohup bash bench/device_session.sh >/tmp/res/session.log 2>&1 </dev/null &
+#   bash bench/device_wait.sh 560        # in this and every following call
+#
+# Rows in order of need (the later ones only if the machine is still held): engine (with the
+# time split by stage), daemon, seed, the 16 GB profile, the engine GPU tests, then fp8 KV cache
+# and max_num_batched_tokens 4096 variants. Results: /tmp/res/results.jsonl and report.md.
+set -u
+rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
+cd /tmp/repo || exit 1
+export OUT=/tmp/res CALL_LIMIT=${SESSION_LIMIT:-1700}
+mkdir -p $OUT
+source bench/device_env.sh
+python -m compileall -q -j 16 /tmp/site/vllm /tmp/site/transformers >/dev/null 2>&1 &
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee $OUT/gpu.txt
+W=/tmp/bw; R=$OUT/results.jsonl
+cleanup() { pkill -9 -f 'VLLM::' 2>/dev/null; pkill -9 -f 'vllm serve' 2>/dev/null; sleep 2; }
+B="python bench/bench_gpu.py"
+step pages 90 $B pages --dir $W --docs 32 --pages-per-doc 8
+wait
+python -c "import vllm, torch, transformers; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__)" | tee -a $OUT/gpu.txt
+for row in ${ROWS:-engine daemon seed profile16 test_a engine_fp8 daemon_fp8 engine_4096}; do
+  case $row in
+    engine)      step engine 300 $B engine-async --dir $W --results $R --phases ;;
+    daemon)      step daemon 300 $B daemon --dir $W --results $R ;;
+    seed)        step seed 240 $B seed --dir $W --results $R --pages 16 ;;
+    profile16)   step profile16 300 $B daemon --dir $W --results $R --profile 16gb --docs-limit 12 ;;
+    test_a)      step test_a 330 python -m pytest tests/gpu/test_a_vllm_engine_gpu.py -q -p no:cacheprovider -rA ;;
+    engine_fp8)  step engine_fp8 240 $B engine-async --dir $W --results $R --kv-dtype fp8 ;;
+    daemon_fp8)  step daemon_fp8 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
+    engine_4096) step engine_4096 240 $B engine-async --dir $W --results $R --mbt 4096 ;;
+  esac
+  cleanup
+  $B report --results $R > $OUT/report.md 2>&1
+done
+touch $OUT/DONE

@@ -83,7 +83,7 @@ class VllmCfg(Strict):
     gpu_memory_utilization: float = Field(0.85, gt=0, le=1)
     kv_cache_memory_bytes: int | None = Field(None, ge=1 << 28)
     max_num_seqs: int = Field(256, ge=1)
-    max_num_batched_tokens: int = Field(4096, ge=512)
+    max_num_batched_tokens: int = Field(16384, ge=512)
     max_model_len: int = Field(8192, ge=1024)
     dtype: Literal["auto", "bfloat16", "float16"] = "bfloat16"
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"

@@ -284,7 +284,9 @@ class FakeLLM:
 
 
 class FakeEngine(VllmEngine):
-    """VllmEngine with the vLLM calls replaced: _build_llm/_request/_prepare."""
+    """VllmEngine with the vLLM calls replaced: _build_llm/_request/_prepare (no warm-up)."""
+
+    warmup_pages = 0
 
     def __init__(self, cfg: EngineCfg, behaviour) -> None:  # type: ignore[no-untyped-def]
         super().__init__(cfg)
@@ -414,6 +416,64 @@ def test_close_drains_then_fails_the_rest() -> None:
     assert quick.result(timeout=1).text == "ok"
     with pytest.raises((EngineDeadError, cf.CancelledError)):
         stuck.result(timeout=5)
+
+
+class WarmEngine(FakeEngine):
+    """FakeEngine with the warm-up on; records each request's image size and max_tokens."""
+
+    warmup_pages = 8
+
+    def __init__(self, cfg: EngineCfg, behaviour) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(cfg, behaviour)
+        self.calls: list[tuple[tuple[int, int], int]] = []
+
+    async def _request(self, llm, img, temperature, max_tokens, priority):  # type: ignore[no-untyped-def]
+        with self.lock:
+            self.calls.append((img.size, max_tokens))
+        return await super()._request(llm, img, temperature, max_tokens, priority)
+
+
+def test_warm_up_runs_page_sized_requests_together_before_start_returns() -> None:
+    async def ok(eng, llm, img, prio):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.05)
+        return GenResult("x", "length", 8)
+
+    eng = WarmEngine(fcfg(), ok)
+    eng.start()
+    try:
+        assert len(eng.calls) == 8 and eng.peak == 8  # all warm-up pages in one batch, done at start
+        size, max_tokens = eng.calls[0]
+        assert size == (1176, 1540) and max_tokens == eng.warmup_tokens
+        assert eng.stats["pages"] == 0  # warm-up pages are not counted as work
+        assert eng.submit(PageRequest("d", 0, Image.new("RGB", (56, 56)))).result(timeout=10).text == "x"
+    finally:
+        eng.close()
+    small = WarmEngine(EngineCfg(kind="vllm", render_longest_edge=1000), ok)
+    assert small.warmup_image().size == (728, 980)  # follows engine.render_longest_edge, 28 px cells
+
+
+@pytest.mark.parametrize("failure", ["raises", "hangs"])
+def test_failed_or_stuck_warm_up_is_logged_and_start_goes_on(failure: str, caplog: pytest.LogCaptureFixture) -> None:
+    async def bad_at_first(eng, llm, img, prio):  # type: ignore[no-untyped-def]
+        if len(eng.calls) <= 8:
+            if failure == "raises":
+                raise RuntimeError("kernel compile failed")
+            await asyncio.sleep(3600)
+        return GenResult("ok", "stop", 1)
+
+    eng = WarmEngine(fcfg(), bad_at_first)
+    eng.warmup_timeout = 0.5
+    t0 = time.monotonic()
+    with caplog.at_level("WARNING", logger="daemon.engines.vllm_engine"):
+        eng.start()
+    try:
+        assert time.monotonic() - t0 < 10
+        assert "vLLM warm-up (8 pages) failed" in caplog.text
+        assert ("kernel compile failed" in caplog.text) == (failure == "raises")
+        assert eng.healthy()
+        assert eng.submit(PageRequest("d", 0, Image.new("RGB", (56, 56)))).result(timeout=10).text == "ok"
+    finally:
+        eng.close()
 
 
 def test_model_cli_dummy_and_fetch_error(

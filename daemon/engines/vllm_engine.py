@@ -20,6 +20,10 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   pages are re-submitted (nothing lost). A page in flight at ``PAGE_KILL_LIMIT`` engine deaths
   is then run alone (isolated); if the engine dies again while it is the only suspect, its future
   fails with ``InputError`` (only that document fails).
+- Warm-up: before ``start()`` returns, ``warmup_pages`` blank pages at the render size run through
+  the engine together (a few tokens each), so one-time costs (Triton JIT of the top-k/top-p
+  sampling kernel, first encoder run) are paid at start rather than by the first user file or
+  inside the first big batch. A failed or slow warm-up is logged and does not stop the start.
 - ``close(drain_timeout)`` stops taking pages, waits for in-flight ones up to ``drain_timeout``,
   then fails the rest with ``EngineDeadError`` (the pipeline re-queues them) and stops vLLM.
 
@@ -281,6 +285,13 @@ class VllmEngine(Engine):
     guards: bool = True
     #: Pad pages to 28 px multiples and tell the HF processor not to resample (saves CPU).
     presize: bool = True
+    #: Blank pages run together at start (0 = no warm-up). On the H200, without it the first
+    #: 1-page file after a start took 10.9 s instead of 3.5 s and the first big batch paid a
+    #: Triton JIT compile of the sampler (bench/RESULTS.md); 8 concurrent pages trigger it.
+    warmup_pages: int = 8
+    #: Tokens generated per warm-up page, and the most the warm-up may take.
+    warmup_tokens: int = 8
+    warmup_timeout: float = 180.0
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
@@ -386,10 +397,40 @@ class VllmEngine(Engine):
         loop = asyncio.get_running_loop()
         self._llm = await loop.run_in_executor(None, self._build_llm)
         self._prompt = self._chat_prompt()
+        await self._warm_up(self._llm)
         self._generation += 1
         self._last_progress = time.monotonic()
         self._ready.set()
         self._watchdog = asyncio.create_task(self._watch())
+
+    def warmup_image(self) -> Image.Image:
+        """A page-shaped image at the render size (portrait, 28 px cells) with a few text-like bars."""
+        edge = self.cfg.render_longest_edge
+        h = min(1540, edge) // 28 * 28
+        w = h * 42 // 55 // 28 * 28  # A4-like aspect, as the benchmark pages (1176 x 1540)
+        img = Image.new("RGB", (w, h), "white")
+        bar = Image.new("RGB", (w * 2 // 3, 6), "black")
+        for y in range(56, h - 56, 28):
+            img.paste(bar, (56, y))
+        return img
+
+    async def _warm_up(self, llm: Any) -> None:
+        """Run ``warmup_pages`` blank pages together; log (never raise) when that fails or stalls."""
+        n = self.warmup_pages
+        if n <= 0:
+            return
+        img = self.warmup_image()
+        t0 = time.monotonic()
+        temperature = self.cfg.sampling.temperature
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(self._request(llm, img, temperature, self.warmup_tokens, 0) for _ in range(n))),
+                self.warmup_timeout,
+            )
+        except Exception as e:  # an optimisation only: real pages get the full error handling
+            log.warning("vLLM warm-up (%d pages) failed after %.1f s: %s: %s", n, time.monotonic() - t0, type(e).__name__, e)
+            return
+        log.info("vLLM warm-up: %d pages of %dx%d px in %.1f s", n, img.width, img.height, time.monotonic() - t0)
 
     def _chat_prompt(self) -> str:
         tok = self._llm.renderer.get_tokenizer()

@@ -21,7 +21,6 @@ import contextlib
 import errno
 import json
 import logging
-import multiprocessing
 import os
 import stat
 import threading
@@ -51,6 +50,7 @@ from daemon.outputs import (
     remove_stale_temp,
     unique_path,
 )
+from daemon.renderpool import OPEN_PRIORITY, RenderPool, RenderTask
 from daemon.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 
@@ -78,66 +78,6 @@ def render_options(cfg: Config) -> RenderOptions:
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
     )
-
-
-def _limit_worker(memory_bytes: int) -> None:
-    """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
-    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash)."""
-    import resource
-
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    # Be the first the kernel's OOM killer picks, not the daemon.
-    with contextlib.suppress(Exception), open("/proc/self/oom_score_adj", "w") as f:
-        f.write("500")
-
-
-class RenderPool:
-    """Worker processes that render pages; rebuilt when a worker dies or is killed."""
-
-    def __init__(self, workers: int, memory_mb: int = 4096) -> None:
-        self.workers = max(1, workers)
-        self.memory_bytes = memory_mb * 1024 * 1024
-        self._lock = threading.Lock()
-        self._pool: cf.ProcessPoolExecutor | None = None
-
-    def get(self) -> cf.ProcessPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
-                ctx = multiprocessing.get_context("forkserver")
-                self._pool = cf.ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes,)
-                )
-            return self._pool
-
-    def kill(self, pool: cf.ProcessPoolExecutor) -> None:
-        """Kill the workers of ``pool`` (a page that hangs the renderer) and start afresh."""
-        # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
-        # terminate_workers); its process table is the only handle.
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            with contextlib.suppress(Exception):
-                proc.kill()
-        self.reset(pool)
-
-    def warm(self) -> None:
-        """Start the workers and import the render modules in them now, not on the first file."""
-        pool = self.get()
-        for f in [pool.submit(render.probe, Path("/")) for _ in range(self.workers)]:
-            with contextlib.suppress(Exception):
-                f.result(timeout=120)
-
-    def reset(self, broken: cf.ProcessPoolExecutor) -> None:
-        with self._lock:
-            if self._pool is broken:
-                self._pool = None
-        broken.shutdown(wait=False, cancel_futures=True)
-
-    def close(self) -> None:
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
 
 
 class Pipeline:
@@ -279,27 +219,33 @@ class Pipeline:
         return Outcome("done", outputs=outputs, final_path=final, pages=n)
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
-        pool = self.pool.get()
         timeout = self.cfg.engine.render_timeout
+        task = self.pool.submit(render.page_count, src, opts, priority=OPEN_PRIORITY)
         try:
-            return pool.submit(render.page_count, src, opts).result(timeout=timeout)
+            while True:  # the clock runs from when a worker takes the task, not while it waits
+                try:
+                    return int(task.result(timeout=1.0 if task.started is None else
+                                           max(0.0, task.started + timeout - time.monotonic())))
+                except cf.TimeoutError:
+                    if task.started is not None and time.monotonic() - task.started >= timeout:
+                        raise
         except cf.TimeoutError as e:
-            self.pool.kill(pool)
+            self.pool.kill(task.executor)
             raise WorkerCrash(f"opening the file took longer than {timeout:.0f}s (render worker killed)") from e
         except cf.process.BrokenProcessPool as e:
-            self.pool.reset(pool)
+            self.pool.reset(task.executor)
             raise WorkerCrash("the render worker crashed while opening the file") from e
         except MemoryError as e:
             raise WorkerCrash(f"opening the file needed more than {self.cfg.engine.render_memory_mb} MB") from e
+        finally:
+            task.cancel()  # still waiting for a worker (the clock loop above was interrupted)
 
     def _recognize(self, doc: Document, src: Path, n: int, opts: RenderOptions) -> tuple[list[PageText], list[dict[str, Any]]]:
         """Render pages in the pool and feed each to the engine as soon as it is ready."""
-        pool = self.pool.get()
         inbox = self.cfg.inbox(doc.inbox)
         langs: list[str] | None = list(inbox.languages) if inbox and inbox.languages else None
         window = max(2, min(n, self.engine.max_in_flight, self.cfg.daemon.pages_in_flight_per_document))
-        rendering: dict[cf.Future[Any], int] = {}
-        started: dict[cf.Future[Any], float] = {}
+        rendering: dict[RenderTask, int] = {}
         ocr: dict[cf.Future[Any], int] = {}
         results: dict[int, PageText] = {}
         info: dict[int, dict[str, Any]] = {}
@@ -308,27 +254,33 @@ class Pipeline:
         try:
             while len(results) < n:
                 while next_i < n and len(rendering) + len(ocr) < window:
-                    rf = pool.submit(render.render_page, src, next_i, opts)
+                    # Page index as priority: the first pages of every document render first.
+                    rf = self.pool.submit(render.render_page, src, next_i, opts, priority=next_i)
                     rendering[rf] = next_i
-                    started[rf] = time.monotonic()
                     next_i += 1
-                # Wake at the earliest render deadline; the clock starts at submission, which is
-                # generous (queueing counts) but never lets a hung page block the document.
-                wait = min((started[r] + limit for r in rendering), default=None)
-                timeout = None if wait is None else max(0.0, wait - time.monotonic())
+                # Wake at the earliest render deadline, counted from when a worker took the page
+                # (a page still waiting for a worker is re-checked every second).
+                deadlines = [r.started + limit if r.started is not None else time.monotonic() + 1.0 for r in rendering]
+                timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
                 done, _ = cf.wait([*rendering, *ocr], timeout=timeout, return_when=cf.FIRST_COMPLETED)
                 if not done:
-                    late = [rendering[r] for r in rendering if time.monotonic() - started[r] >= limit]
+                    now = time.monotonic()
+                    late = [r for r in rendering if r.started is not None and now - r.started >= limit]
                     if late:
-                        self.pool.kill(pool)
-                        raise WorkerCrash(f"page {late[0] + 1} took longer than {limit:.0f}s to render (render worker killed)")
+                        self.pool.kill(late[0].executor)
+                        raise WorkerCrash(
+                            f"page {rendering[late[0]] + 1} took longer than {limit:.0f}s to render (render worker killed)"
+                        )
                     continue
                 for f in done:
                     if f in rendering:
+                        assert isinstance(f, RenderTask)
                         i = rendering.pop(f)
-                        started.pop(f, None)
                         try:
                             page = f.result()
+                        except cf.process.BrokenProcessPool as e:
+                            self.pool.reset(f.executor)
+                            raise WorkerCrash("the render worker crashed on this file") from e
                         except MemoryError as e:
                             raise WorkerCrash(
                                 f"page {i + 1} needed more than {self.cfg.engine.render_memory_mb} MB to render"
@@ -347,9 +299,6 @@ class Pipeline:
                     else:
                         i = ocr.pop(f)
                         results[i] = f.result()
-        except cf.process.BrokenProcessPool as e:
-            self.pool.reset(pool)
-            raise WorkerCrash("the render worker crashed on this file") from e
         finally:
             for r in rendering:
                 r.cancel()

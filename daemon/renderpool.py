@@ -1,0 +1,191 @@
+"""Worker processes that open and render documents, fed by priority.
+
+Contract:
+- ``RenderPool(workers, memory_mb)``; ``submit(fn, *args, priority=p)`` is thread-safe and returns
+  a ``RenderTask`` (a ``concurrent.futures.Future``). Tasks wait in a priority queue (lower ``p``
+  first, then submission order) and at most ``workers`` are handed to the process pool at once,
+  so a task's place is decided when a worker is free, not when it was submitted: opening a new
+  file (priority -1) and the first pages of a small file overtake page 40 of a big one that was
+  queued earlier.
+- ``RenderTask.started`` is the ``time.monotonic()`` at which the task was handed to a worker
+  (``None`` while it waits), so callers time out on running time, not on queueing; ``.executor``
+  is the process pool it ran on, for ``kill``/``reset``.
+- A worker that crashes or is killed breaks its process pool: the tasks running on it fail with
+  ``BrokenProcessPool``, the pool is rebuilt on the next dispatch, and tasks still waiting in the
+  queue run on the new one. ``cancel()`` works while a task waits.
+- Workers are forkserver children (the multi-threaded daemon is never forked) with an
+  address-space limit (``memory_mb``), so a decompression bomb kills a worker, not the daemon.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import functools
+import heapq
+import itertools
+import logging
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from daemon import render
+
+log = logging.getLogger(__name__)
+
+#: Priority of opening a file (page count): ahead of every page render.
+OPEN_PRIORITY = -1
+
+
+def _limit_worker(memory_bytes: int) -> None:
+    """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
+    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash)."""
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    # Be the first the kernel's OOM killer picks, not the daemon.
+    with contextlib.suppress(Exception), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("500")
+
+
+class RenderTask(cf.Future[Any]):
+    """A pool task: waits by priority, then runs in a worker process (see the module contract)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: float | None = None
+        self.executor: cf.ProcessPoolExecutor | None = None
+
+
+class RenderPool:
+    """Worker processes that render pages; rebuilt when a worker dies or is killed."""
+
+    def __init__(self, workers: int, memory_mb: int = 4096) -> None:
+        self.workers = max(1, workers)
+        self.memory_bytes = memory_mb * 1024 * 1024
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._queue: list[tuple[int, int, RenderTask, Callable[..., Any], tuple[Any, ...]]] = []
+        self._seq = itertools.count()
+        self._running = 0
+        self._closed = False
+        self._dispatcher: threading.Thread | None = None
+
+    # -- submission -------------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[..., Any], *args: Any, priority: int = 0) -> RenderTask:
+        task = RenderTask()
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the render pool is closed")
+            heapq.heappush(self._queue, (priority, next(self._seq), task, fn, args))
+            if self._dispatcher is None:
+                # Submitting to the process pool happens on this one thread, never inside a
+                # future's callback (those run on the pool's own management thread).
+                self._dispatcher = threading.Thread(target=self._dispatch_loop, name="render-dispatch", daemon=True)
+                self._dispatcher.start()
+            self._cond.notify_all()
+        return task
+
+    def _dispatch_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and (self._running >= self.workers or not self._queue):
+                    self._cond.wait()
+                if self._closed:
+                    return
+                _, _, task, fn, args = heapq.heappop(self._queue)
+                if not task.set_running_or_notify_cancel():
+                    continue  # cancelled while it waited
+                self._running += 1
+            inner: cf.Future[Any] | None = None
+            error: BaseException | None = None
+            for _ in range(2):  # a pool another thread just killed: once more on a fresh one
+                with self._lock:
+                    pool = self._get_locked()
+                task.executor = pool
+                task.started = time.monotonic()
+                try:
+                    inner = pool.submit(fn, *args)
+                    break
+                except (BrokenProcessPool, RuntimeError) as e:  # broken, or shut down under us
+                    self.reset(pool)
+                    error = e if isinstance(e, BrokenProcessPool) else BrokenProcessPool(str(e))
+            if inner is None:
+                self._finish(task, None, error)
+                continue
+            inner.add_done_callback(functools.partial(self._finish_inner, task))
+
+    def _finish_inner(self, task: RenderTask, inner: cf.Future[Any]) -> None:
+        self._finish(task, inner, None)
+
+    def _finish(self, task: RenderTask, inner: cf.Future[Any] | None, error: BaseException | None) -> None:
+        with self._cond:
+            self._running -= 1
+            self._cond.notify_all()
+        if inner is not None:
+            if inner.cancelled():  # the pool was reset or closed while the task sat in its call queue
+                error = BrokenProcessPool("the render pool was closed" if self._closed else "the render workers were restarted")
+            else:
+                error = inner.exception()
+        if error is not None:
+            task.set_exception(error)
+        else:
+            assert inner is not None
+            task.set_result(inner.result())
+
+    # -- pool lifecycle ---------------------------------------------------------------------------
+
+    def _get_locked(self) -> cf.ProcessPoolExecutor:
+        if self._pool is None:
+            # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
+            ctx = multiprocessing.get_context("forkserver")
+            self._pool = cf.ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes,)
+            )
+        return self._pool
+
+    def kill(self, pool: cf.ProcessPoolExecutor | None) -> None:
+        """Kill the workers of ``pool`` (a page that hangs the renderer) and start afresh."""
+        if pool is None:
+            return
+        # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
+        # terminate_workers); its process table is the only handle.
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
+                proc.kill()
+        self.reset(pool)
+
+    def reset(self, broken: cf.ProcessPoolExecutor | None) -> None:
+        """Forget ``broken``; the next task starts a new process pool."""
+        if broken is None:
+            return
+        with self._lock:
+            if self._pool is broken:
+                self._pool = None
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def warm(self) -> None:
+        """Start the workers and import the render modules in them now, not on the first file."""
+        for f in [self.submit(render.probe, Path("/")) for _ in range(self.workers)]:
+            with contextlib.suppress(Exception):
+                f.result(timeout=120)
+
+    def close(self) -> None:
+        """Fail waiting tasks, stop the dispatcher and the workers."""
+        with self._cond:
+            self._closed = True
+            waiting, self._queue = self._queue, []
+            pool, self._pool = self._pool, None
+            self._cond.notify_all()
+        for _, _, task, _, _ in waiting:
+            if task.set_running_or_notify_cancel():
+                task.set_exception(BrokenProcessPool("the render pool was closed"))
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

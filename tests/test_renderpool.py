@@ -1,0 +1,92 @@
+"""RenderPool: real forkserver worker processes, fed by priority; kill/reset; memory cap."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures.process import BrokenProcessPool
+
+import pytest
+
+from daemon.renderpool import OPEN_PRIORITY, RenderPool
+
+
+@pytest.fixture
+def pool():  # type: ignore[no-untyped-def]
+    p = RenderPool(1, memory_mb=512)
+    yield p
+    p.close()
+
+
+def _wait_started(task, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while task.started is None:
+        assert time.monotonic() < end, "task never handed to a worker"
+        time.sleep(0.01)
+
+
+def test_waiting_tasks_run_by_priority_not_submission_order(pool: RenderPool) -> None:
+    order: list[str] = []
+    lock = threading.Lock()
+
+    def label(name: str):  # type: ignore[no-untyped-def]
+        def cb(_f) -> None:  # type: ignore[no-untyped-def]
+            with lock:
+                order.append(name)
+        return cb
+
+    blocker = pool.submit(time.sleep, 0.5, priority=0)
+    blocker.add_done_callback(label("blocker"))
+    _wait_started(blocker)
+    lows = [pool.submit(time.sleep, 0.01, priority=5 + i) for i in range(4)]
+    for i, t in enumerate(lows):
+        t.add_done_callback(label(f"page{i + 5}"))
+    first_page = pool.submit(time.sleep, 0.01, priority=0)
+    first_page.add_done_callback(label("page0"))
+    opening = pool.submit(time.sleep, 0.01, priority=OPEN_PRIORITY)
+    opening.add_done_callback(label("open"))
+    assert all(t.started is None for t in [*lows, first_page, opening])  # one worker: all wait
+    for t in [blocker, *lows, first_page, opening]:
+        t.result(timeout=60)
+    assert order == ["blocker", "open", "page0", "page5", "page6", "page7", "page8"]
+    assert opening.started is not None and lows[0].started is not None and opening.started < lows[0].started
+
+
+def test_killed_worker_fails_its_task_and_waiting_tasks_run_on_a_new_pool(pool: RenderPool) -> None:
+    hung = pool.submit(time.sleep, 60)
+    _wait_started(hung)
+    time.sleep(0.3)  # let the worker take it
+    waiting = pool.submit(time.sleep, 0)
+    first = hung.executor
+    pool.kill(first)
+    with pytest.raises(BrokenProcessPool):
+        hung.result(timeout=30)
+    assert waiting.result(timeout=60) is None
+    assert waiting.executor is not None and waiting.executor is not first
+
+
+def test_cancel_while_waiting_and_close_fails_the_rest() -> None:
+    p = RenderPool(1, memory_mb=512)
+    try:
+        busy = p.submit(time.sleep, 0.5)
+        _wait_started(busy)
+        skipped = p.submit(time.sleep, 0)
+        left = p.submit(time.sleep, 0)
+        assert skipped.cancel()
+        busy.result(timeout=60)
+    finally:
+        p.close()
+    assert skipped.cancelled() and skipped.started is None
+    # ``left`` either ran before close() or was failed by it; it never hangs
+    try:
+        left.result(timeout=10)
+    except BrokenProcessPool as e:
+        assert "closed" in str(e)
+    with pytest.raises(RuntimeError):
+        p.submit(time.sleep, 0)
+
+
+def test_workers_have_an_address_space_cap(pool: RenderPool) -> None:
+    with pytest.raises(MemoryError):
+        pool.submit(bytearray, 1024 * 1024 * 1024).result(timeout=60)
+    assert pool.submit(len, "still works").result(timeout=60) == 11  # the worker survived

@@ -65,8 +65,11 @@ class RenderTask(cf.Future[Any]):
 class RenderPool:
     """Worker processes that render pages; rebuilt when a worker dies or is killed."""
 
-    def __init__(self, workers: int, memory_mb: int = 4096) -> None:
+    def __init__(self, workers: int, memory_mb: int = 4096, prefetch: int = 1) -> None:
         self.workers = max(1, workers)
+        # Tasks handed to the process pool beyond one per worker: the next task already waits in
+        # the pool's queue when a worker finishes (no round trip through the dispatcher).
+        self.slots = self.workers + max(0, prefetch)
         self.memory_bytes = memory_mb * 1024 * 1024
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
@@ -96,7 +99,7 @@ class RenderPool:
     def _dispatch_loop(self) -> None:
         while True:
             with self._cond:
-                while not self._closed and (self._running >= self.workers or not self._queue):
+                while not self._closed and (self._running >= self.slots or not self._queue):
                     self._cond.wait()
                 if self._closed:
                     return

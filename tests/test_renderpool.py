@@ -35,9 +35,13 @@ def test_waiting_tasks_run_by_priority_not_submission_order(pool: RenderPool) ->
                 order.append(name)
         return cb
 
+    # one worker + one prefetched task: both slots taken before the rest is submitted
     blocker = pool.submit(time.sleep, 0.5, priority=0)
     blocker.add_done_callback(label("blocker"))
+    prefetched = pool.submit(time.sleep, 0.01, priority=9)
+    prefetched.add_done_callback(label("prefetched"))
     _wait_started(blocker)
+    _wait_started(prefetched)
     lows = [pool.submit(time.sleep, 0.01, priority=5 + i) for i in range(4)]
     for i, t in enumerate(lows):
         t.add_done_callback(label(f"page{i + 5}"))
@@ -45,22 +49,27 @@ def test_waiting_tasks_run_by_priority_not_submission_order(pool: RenderPool) ->
     first_page.add_done_callback(label("page0"))
     opening = pool.submit(time.sleep, 0.01, priority=OPEN_PRIORITY)
     opening.add_done_callback(label("open"))
-    assert all(t.started is None for t in [*lows, first_page, opening])  # one worker: all wait
-    for t in [blocker, *lows, first_page, opening]:
+    assert all(t.started is None for t in [*lows, first_page, opening])  # slots full: all wait
+    for t in [blocker, prefetched, *lows, first_page, opening]:
         t.result(timeout=60)
-    assert order == ["blocker", "open", "page0", "page5", "page6", "page7", "page8"]
+    assert order == ["blocker", "prefetched", "open", "page0", "page5", "page6", "page7", "page8"]
     assert opening.started is not None and lows[0].started is not None and opening.started < lows[0].started
 
 
 def test_killed_worker_fails_its_task_and_waiting_tasks_run_on_a_new_pool(pool: RenderPool) -> None:
     hung = pool.submit(time.sleep, 60)
+    prefetched = pool.submit(time.sleep, 0)  # handed to the same process pool, behind ``hung``
     _wait_started(hung)
+    _wait_started(prefetched)
     time.sleep(0.3)  # let the worker take it
-    waiting = pool.submit(time.sleep, 0)
+    waiting = pool.submit(time.sleep, 0)  # still in the priority queue
+    assert waiting.started is None
     first = hung.executor
     pool.kill(first)
     with pytest.raises(BrokenProcessPool):
         hung.result(timeout=30)
+    with pytest.raises(BrokenProcessPool):  # it never ran: the whole process pool went
+        prefetched.result(timeout=30)
     assert waiting.result(timeout=60) is None
     assert waiting.executor is not None and waiting.executor is not first
 
@@ -69,6 +78,7 @@ def test_cancel_while_waiting_and_close_fails_the_rest() -> None:
     p = RenderPool(1, memory_mb=512)
     try:
         busy = p.submit(time.sleep, 0.5)
+        p.submit(time.sleep, 0)  # the prefetch slot
         _wait_started(busy)
         skipped = p.submit(time.sleep, 0)
         left = p.submit(time.sleep, 0)

@@ -157,7 +157,15 @@ def make_pages(args: argparse.Namespace) -> None:
         for j in range(40):
             p.insert_text((36, 60 + 16 * j), f"single page latency probe {k} line {j} {rnd.randint(1, 10**9)}", fontsize=11)
         one.save(str(d / f"one{k}.pdf"))
-    print(f"wrote {args.docs} PDFs x {args.pages_per_doc} pages and {n} PNGs in {d}")
+    big = fitz.open()  # the "300-page PDF" of the issue, for --mixed
+    for j in range(args.big_pages):
+        p = big.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
+        y = 40.0
+        while y < PAGE_PT[1] - 30:
+            p.insert_text((36, y), f"big document page {j + 1} " + " ".join(rnd.choice(words) for _ in range(8)), fontsize=10)
+            y += 14
+    big.save(str(d / "big.pdf"))
+    print(f"wrote {args.docs} PDFs x {args.pages_per_doc} pages, {n} PNGs and a {args.big_pages}-page big.pdf in {d}")
 
 
 # ----------------------------------------------------------------------------- rows
@@ -374,7 +382,10 @@ def row_daemon(args: argparse.Namespace) -> None:
                 time.sleep(0.05)
             dt = time.time() - t1
         failed = list((work / "failed").iterdir())
-        record(args, {"row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
+        mixed: dict[str, Any] = {}
+        if args.mixed:
+            mixed = _mixed_probe(args, work, proc)
+        record(args, {**mixed, "row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
                       "pages_per_s": round(n_pages / dt, 3), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1),
                       "idle_latency_s": [round(x, 2) for x in lat], "failed": len(failed),
                       "stability_delay_s": 0.5, "doc_workers": args.doc_workers})
@@ -386,6 +397,35 @@ def row_daemon(args: argparse.Namespace) -> None:
             proc.kill()
         log.close()
         shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}.log")
+
+
+def _mixed_probe(args: argparse.Namespace, work: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
+    """A 1-page file dropped ``--mixed`` seconds after a big PDF: its latency, and the big one's time."""
+    import pymupdf as fitz
+
+    out = work / "out"
+    big = work / "stage" / "big.pdf"
+    shutil.copy(Path(args.dir) / "big.pdf", big)
+    one = work / "stage" / "one2.pdf"
+    shutil.copy(Path(args.dir) / "one2.pdf", one)
+    big_pages = fitz.open(str(big)).page_count
+    base = _count_json(out)
+    t0 = time.time()
+    os.rename(big, work / "inbox" / big.name)
+    time.sleep(args.mixed)
+    t1 = time.time()
+    os.rename(one, work / "inbox" / one.name)
+    small_s = None
+    while _count_json(out) < base + 2:
+        if proc.poll() is not None:
+            raise SystemExit(f"daemon died with {proc.returncode}")
+        if small_s is None and any(out.rglob("one2*.json")):
+            small_s = time.time() - t1
+        time.sleep(0.02)
+    if small_s is None:
+        small_s = time.time() - t1
+    return {"mixed_big_pages": big_pages, "mixed_small_dropped_after_s": args.mixed,
+            "mixed_small_latency_s": round(small_s, 2), "mixed_big_s": round(time.time() - t0, 2)}
 
 
 def row_seed(args: argparse.Namespace) -> None:
@@ -451,7 +491,8 @@ def report(args: argparse.Namespace) -> None:
             notes = {k: v for k, v in r.items() if k.endswith("_s") or k in ("prompt_tokens", "prefill_only_error")}
             print(f"| {r['row']} | {s} | {r['pages']} | - | - | - | {notes} |")
             continue
-        notes = {k: v for k, v in r.items() if k in ("engine_start_s", "ready_s", "idle_latency_s", "failed", "no_resize", "docs")}
+        notes = {k: v for k, v in r.items()
+                 if k in ("engine_start_s", "ready_s", "idle_latency_s", "failed", "no_resize", "docs") or k.startswith("mixed_")}
         print(f"| {r['row']} | {s} | {r['pages']} | {r['seconds']} | {r['pages_per_s']} | {r.get('gpu_mem_peak_mib')} | {notes} |")
 
 
@@ -472,6 +513,10 @@ def main() -> None:
     ap.add_argument("--profile", default="")
     ap.add_argument("--kv-dtype", default="auto", choices=["auto", "fp8"])
     ap.add_argument("--docs-limit", type=int, default=0, help="daemon row: drop only the first N PDFs (0 = all)")
+    ap.add_argument("--big-pages", type=int, default=300, help="pages row: pages of big.pdf")
+    ap.add_argument("--mixed", type=float, default=0.0,
+                    help="daemon row: afterwards drop big.pdf, then one 1-page file this many seconds later; "
+                         "record the small file's latency (0 = skip)")
     ap.add_argument("--phases", action="store_true",
                     help="engine-async: after the row, time input processing alone, encoder+prefill (1 output token) "
                          "and text-only prefill of the same length, to split the time by stage")

@@ -329,6 +329,15 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
     return p
 
 
+def _stop(proc: subprocess.Popen[bytes], sig: int, grace: float) -> None:
+    """Send ``sig``; SIGKILL if the process is still there after ``grace`` seconds."""
+    proc.send_signal(sig)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def _count_json(folder: Path) -> int:
     return sum(1 for _ in folder.rglob("*.json")) if folder.exists() else 0
 
@@ -390,11 +399,7 @@ def row_daemon(args: argparse.Namespace) -> None:
                       "idle_latency_s": [round(x, 2) for x in lat], "failed": len(failed),
                       "stability_delay_s": 0.5, "doc_workers": args.doc_workers})
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(90)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc, signal.SIGTERM, 90)
         log.close()
         shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}.log")
 
@@ -472,11 +477,7 @@ def row_seed(args: argparse.Namespace) -> None:
         record(args, {"row": "seed", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                       "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1)})
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        _stop(proc, signal.SIGINT, 60)
         log.close()
 
 

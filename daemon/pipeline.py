@@ -224,10 +224,9 @@ class Pipeline:
         try:
             while True:  # the clock runs from when a worker takes the task, not while it waits
                 try:
-                    return int(task.result(timeout=1.0 if task.started is None else
-                                           max(0.0, task.started + timeout - time.monotonic())))
+                    return int(task.result(timeout=max(0.0, task.deadline(timeout) - time.monotonic())))
                 except cf.TimeoutError:
-                    if task.started is not None and time.monotonic() - task.started >= timeout:
+                    if task.overdue(timeout):
                         raise
         except cf.TimeoutError as e:
             self.pool.kill(task.executor)
@@ -258,14 +257,12 @@ class Pipeline:
                     rf = self.pool.submit(render.render_page, src, next_i, opts, priority=next_i)
                     rendering[rf] = next_i
                     next_i += 1
-                # Wake at the earliest render deadline, counted from when a worker took the page
-                # (a page still waiting for a worker is re-checked every second).
-                deadlines = [r.started + limit if r.started is not None else time.monotonic() + 1.0 for r in rendering]
-                timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+                # Wake at the earliest render deadline, counted from when a worker took the page.
+                wake = min((r.deadline(limit) for r in rendering), default=None)
+                timeout = None if wake is None else max(0.0, wake - time.monotonic())
                 done, _ = cf.wait([*rendering, *ocr], timeout=timeout, return_when=cf.FIRST_COMPLETED)
                 if not done:
-                    now = time.monotonic()
-                    late = [r for r in rendering if r.started is not None and now - r.started >= limit]
+                    late = [r for r in rendering if r.overdue(limit)]
                     if late:
                         self.pool.kill(late[0].executor)
                         raise WorkerCrash(

@@ -3,13 +3,13 @@
 Contract:
 - ``RenderPool(workers, memory_mb)``; ``submit(fn, *args, priority=p)`` is thread-safe and returns
   a ``RenderTask`` (a ``concurrent.futures.Future``). Tasks wait in a priority queue (lower ``p``
-  first, then submission order) and at most ``workers`` are handed to the process pool at once,
-  so a task's place is decided when a worker is free, not when it was submitted: opening a new
+  first, then submission order) and at most ``workers + prefetch`` are handed to the process pool
+  at once, so a task's place is decided when a worker is free, not when it was submitted: opening a new
   file (priority -1) and the first pages of a small file overtake page 40 of a big one that was
   queued earlier.
 - ``RenderTask.started`` is the ``time.monotonic()`` at which the task was handed to a worker
-  (``None`` while it waits), so callers time out on running time, not on queueing; ``.executor``
-  is the process pool it ran on, for ``kill``/``reset``.
+  (``None`` while it waits), so callers time out on running time, not on queueing
+  (``deadline``/``overdue``); ``.executor`` is the process pool it ran on, for ``kill``/``reset``.
 - A worker that crashes or is killed breaks its process pool: the tasks running on it fail with
   ``BrokenProcessPool``, the pool is rebuilt on the next dispatch, and tasks still waiting in the
   queue run on the new one. ``cancel()`` works while a task waits.
@@ -24,7 +24,6 @@ import contextlib
 import functools
 import heapq
 import itertools
-import logging
 import multiprocessing
 import threading
 import time
@@ -34,8 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from daemon import render
-
-log = logging.getLogger(__name__)
 
 #: Priority of opening a file (page count): ahead of every page render.
 OPEN_PRIORITY = -1
@@ -60,6 +57,17 @@ class RenderTask(cf.Future[Any]):
         super().__init__()
         self.started: float | None = None
         self.executor: cf.ProcessPoolExecutor | None = None
+
+    #: While a task waits for a worker its deadline is re-checked this often (seconds).
+    RECHECK = 1.0
+
+    def deadline(self, limit: float) -> float:
+        """When the task will have run ``limit`` seconds (or when to look again while it waits)."""
+        return self.started + limit if self.started is not None else time.monotonic() + self.RECHECK
+
+    def overdue(self, limit: float) -> bool:
+        """True once the task has been running (not waiting) for ``limit`` seconds."""
+        return self.started is not None and time.monotonic() - self.started >= limit
 
 
 class RenderPool:
@@ -123,10 +131,7 @@ class RenderPool:
             if inner is None:
                 self._finish(task, None, error)
                 continue
-            inner.add_done_callback(functools.partial(self._finish_inner, task))
-
-    def _finish_inner(self, task: RenderTask, inner: cf.Future[Any]) -> None:
-        self._finish(task, inner, None)
+            inner.add_done_callback(functools.partial(self._finish, task, error=None))
 
     def _finish(self, task: RenderTask, inner: cf.Future[Any] | None, error: BaseException | None) -> None:
         with self._cond:

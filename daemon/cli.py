@@ -65,22 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--failed", action="store_true", help="every failed document")
     g.add_argument("files", nargs="*", type=Path, default=[])
 
-    try:
-        from daemon import convert
+    from daemon import convert, modelfolder
 
-        p = sub.add_parser("convert", help="rebuild outputs from a saved raw model-output Markdown file (no OCR)")
-        convert.add_arguments(p)
-        p.set_defaults(_run=convert.run)
-    except ImportError:
-        pass
-    try:
-        from daemon import modelfolder
-
-        p = sub.add_parser("model", help="fetch the model, or write a dummy-weights model folder for testing")
-        modelfolder.add_arguments(p)
-        p.set_defaults(_run=modelfolder.run)
-    except ImportError:
-        pass
+    for name, module, text in (
+        ("convert", convert, "rebuild outputs from a saved raw model-output Markdown file (no OCR)"),
+        ("model", modelfolder, "fetch the model, or write a dummy-weights model folder for testing"),
+    ):
+        p = sub.add_parser(name, help=text)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
     return parser
 
 

@@ -115,7 +115,7 @@ def record(args: argparse.Namespace, row: dict[str, Any]) -> None:
     row.update(
         date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
         mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
-        patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "1"), kv=args.kv_dtype,
+        patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen"), kv=args.kv_dtype,
     )
     print("RESULT", json.dumps(row), flush=True)
     with open(args.results, "a") as f:
@@ -278,6 +278,16 @@ def row_engine_async(args: argparse.Namespace) -> None:
         except Exception as e:  # noqa: BLE001 - a diagnostic; the row itself is recorded above
             split["prefill_only_error"] = repr(e)[:300]
         split["decode_s_est"] = round(full_s - split["encoder_prefill_s"], 2)
+        # the same pages and output length with greedy sampling: what top-p sampling costs per step
+        greedy = sampling(args, temperature=0.0, top_p=1.0, output_kind=RequestOutputKind.FINAL_ONLY)
+
+        async def run_greedy(inp: Any) -> None:
+            async for _ in llm.generate(inp, greedy, f"g{next(ids)}"):
+                pass
+
+        t = time.time()
+        await asyncio.gather(*(run_greedy(r[0]) for r in rendered))
+        split["greedy_full_s"] = round(time.time() - t, 2)
         record(args, split)
 
     asyncio.run(main())

@@ -6,9 +6,9 @@
 #   setsid nohup bash bench/device_session.sh >/tmp/res/session.log 2>&1 </dev/null &
 #   bash bench/device_wait.sh 560        # in this and every following call
 #
-# Rows in order of need (the later ones only if the machine is still held): engine (with the
-# time split by stage), daemon (then a 1-page file dropped 10 s after a 300-page PDF), seed, the
-# 16 GB profile, the GPU tests, then fp8 KV cache and max_num_batched_tokens 4096 variants.
+# Rows in order of need (the later ones only if the machine is still held): the varlen encoder's
+# GPU check, engine (with the time split by stage), engine with the per-image encoder, daemon
+# (then a 1-page file dropped 10 s after a 300-page PDF), seed, the 16 GB profile, the GPU tests, then fp8 KV cache and max_num_batched_tokens 4096 variants.
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -24,9 +24,13 @@ B="python bench/bench_gpu.py"
 step pages 90 $B pages --dir $W --docs 32 --pages-per-doc 8
 wait
 python -c "import vllm, torch, transformers; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__)" | tee -a $OUT/gpu.txt
-for row in ${ROWS:-engine daemon seed profile16 test_b test_a engine_fp8 daemon_fp8 engine_4096}; do
+for row in ${ROWS:-test_c engine engine_perimage daemon seed profile16 test_b test_a engine_fp8 daemon_fp8 engine_4096}; do
   case $row in
+    test_c)      step test_c 150 python -m pytest tests/gpu/test_c_pixtral_varlen_gpu.py -q -p no:cacheprovider -rA
+                 # the varlen encoder is the default only once it matches vLLM's own attention here
+                 grep -q "2 passed" $OUT/test_c.log || { echo "varlen encoder check failed: per_image for the rest"; export OCR_DAEMON_PIXTRAL_PATCH=per_image; } ;;
     engine)      step engine 300 $B engine-async --dir $W --results $R --phases ;;
+    engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 240 $B engine-async --dir $W --results $R ;;
     daemon)      step daemon 400 $B daemon --dir $W --results $R --mixed 10 ;;
     seed)        step seed 240 $B seed --dir $W --results $R --pages 16 ;;
     profile16)   step profile16 300 $B daemon --dir $W --results $R --profile 16gb --docs-limit 12 ;;

@@ -29,8 +29,8 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
 
 The Pixtral vision encoder of vLLM 0.26 attends over all images of an encoder step at once with a
 dense block-diagonal mask (cost quadratic in images per step, and no flash kernel). ``start()``
-patches it to encode image by image with no mask (``patch_pixtral_attention``), which computes the
-same function; the patch is inherited by the engine core because vLLM forks it.
+patches it (``patch_pixtral_attention``) to one varlen flash-attention call over the images, which
+computes the same function; the patch is inherited by the engine core because vLLM forks it.
 """
 
 from __future__ import annotations
@@ -145,52 +145,166 @@ def check_model_source(model: str) -> None:
 
 # ----------------------------------------------------------------------------- vision patch
 
-_PATCHED = False
+_PATCHED: str | None = None
 
 
-def patch_pixtral_attention() -> bool:
-    """Encode images one at a time without a mask in vLLM's Pixtral encoder. Idempotent.
+class VarlenImages:
+    """Stands in for Pixtral's dense block-diagonal mask: where each image starts and ends.
 
-    Block-diagonal attention over a concatenation of images equals full attention over each image
-    separately; doing it per image lets SDPA use its flash kernel and makes the cost linear in the
-    number of images per encoder step. Returns False (and changes nothing) if vLLM's code differs.
-    Disable with ``OCR_DAEMON_PIXTRAL_PATCH=0``.
+    ``cu_seqlens`` (int32, on the encoder's device) holds the cumulative patch counts, as flash
+    attention's varlen kernels take them; ``sizes`` and ``max_seqlen`` stay on the host so the
+    attention needs no device-to-host sync.
+    """
+
+    def __init__(self, sizes: list[int], device: Any) -> None:
+        import torch
+
+        self.sizes = list(sizes)
+        self.max_seqlen = max(self.sizes)
+        self.cu_seqlens = torch.tensor(list(itertools.accumulate(self.sizes, initial=0)), dtype=torch.int32, device=device)
+
+
+def _flash_varlen() -> tuple[Callable[..., Any], int | None] | None:
+    """vLLM's bundled flash-attention varlen function and version (FA3 on Hopper), or None."""
+    try:
+        from vllm.v1.attention.backends.fa_utils import flash_attn_varlen_func, get_flash_attn_version
+
+        version = get_flash_attn_version(head_size=64)
+        from vllm.vllm_flash_attn import is_fa_version_supported
+
+        if version is None or not is_fa_version_supported(version):
+            return None
+        return flash_attn_varlen_func, version
+    except Exception as e:  # no CUDA flash-attention build on this GPU / platform
+        log.info("Pixtral encoder: no varlen flash attention (%s); per-image SDPA", e)
+        return None
+
+
+def varlen_attention_forward(self: Any, hidden_states: Any, attention_mask: Any, position_embeddings: Any) -> Any:
+    """``PixtralHFAttention.forward`` for a :class:`VarlenImages` "mask".
+
+    Same computation as vLLM's forward (qkv projection, 2-D rotary, attention, output projection)
+    but the attention runs once over all images with flash attention's varlen kernel
+    (``cu_seqlens`` marks the images), or, where that kernel is missing, as one unmasked SDPA call
+    per image. Only the attention is split: the projections and the MLP still see every image of
+    the encoder step as one big batch.
+    """
+    import torch
+    from vllm.model_executor.models import pixtral as vp
+
+    batch, patches, _ = hidden_states.size()  # batch is 1: the images are concatenated
+    qkv, _ = self.qkv_proj(hidden_states)
+    q, k, v = qkv.chunk(3, dim=-1)
+    q = q.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
+    k = k.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
+    cos, sin = position_embeddings
+    q, k = vp.apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=0)
+    fa = _FLASH.get("fn", _UNSET)
+    if fa is _UNSET:
+        fa = _FLASH["fn"] = _flash_varlen()
+    if fa is not None:
+        fn, version = fa
+        shape = (patches, self.n_heads, self.head_dim)
+        out = fn(
+            q.transpose(1, 2).reshape(shape),
+            k.transpose(1, 2).reshape(shape),
+            v.reshape(shape),
+            max_seqlen_q=attention_mask.max_seqlen,
+            cu_seqlens_q=attention_mask.cu_seqlens,
+            max_seqlen_k=attention_mask.max_seqlen,
+            cu_seqlens_k=attention_mask.cu_seqlens,
+            causal=False,
+            fa_version=version,
+        )
+    else:
+        v = v.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
+        parts = []
+        for qi, ki, vi in zip(*(t.split(attention_mask.sizes, dim=2) for t in (q, k, v)), strict=True):
+            parts.append(torch.nn.functional.scaled_dot_product_attention(qi, ki, vi))
+        out = torch.cat(parts, dim=2).transpose(1, 2)
+    out = out.reshape(batch, patches, self.n_heads * self.head_dim)
+    attn_output, _ = self.o_proj(out)
+    return attn_output, None
+
+
+_UNSET = object()
+_FLASH: dict[str, Any] = {}
+PIXTRAL_MODES = ("varlen", "per_image", "off")
+
+
+def patch_pixtral_attention(mode: str | None = None) -> str | None:
+    """Replace the dense block-diagonal mask of vLLM's Pixtral encoder. Idempotent.
+
+    vLLM 0.26 encodes all images of an encoder step as one sequence with a dense block-diagonal
+    mask: memory and time quadratic in the images per step, and SDPA cannot use a flash kernel
+    with a mask. Block-diagonal attention over the concatenation equals full attention over each
+    image separately, so both modes compute the same function:
+
+    - ``varlen`` (default): one flash-attention varlen call over all images of the step
+      (vLLM's bundled FA3 on Hopper, FA2 on Ampere/Ada; per-image SDPA where neither exists); the
+      projections and MLP run over all images at once.
+    - ``per_image``: the whole encoder runs image by image without a mask (SDPA's flash kernel).
+    - ``off``: vLLM's code as shipped.
+
+    ``mode`` defaults to ``$OCR_DAEMON_PIXTRAL_PATCH`` (``0`` means off), else ``varlen``.
+    Returns the mode applied, or None if nothing was patched (off, or vLLM's code differs).
     """
     global _PATCHED
     if _PATCHED:
-        return True
-    if os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "1") == "0":
-        return False
+        return _PATCHED
+    mode = mode or os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen")
+    mode = {"0": "off", "1": "varlen"}.get(mode, mode)
+    if mode not in PIXTRAL_MODES:
+        log.warning("OCR_DAEMON_PIXTRAL_PATCH=%r unknown (want one of %s); using varlen", mode, PIXTRAL_MODES)
+        mode = "varlen"
+    if mode == "off":
+        return None
     try:
         import transformers.models.pixtral.modeling_pixtral as hf_pixtral
         from vllm.model_executor.models import pixtral as vp
     except Exception as e:  # vLLM layout changed: run unpatched
         log.warning("Pixtral attention patch not applied: %s", e)
-        return False
-    cls = getattr(vp, "PixtralHFVisionModel", None)
+        return None
+    model_cls = getattr(vp, "PixtralHFVisionModel", None)
+    attn_cls = getattr(vp, "PixtralHFAttention", None)
     orig_mask = getattr(hf_pixtral, "generate_block_attention_mask", None)
-    if cls is None or orig_mask is None or getattr(vp, "USE_XFORMERS_OPS", False):
-        return False
-    orig_forward = cls.forward
+    if model_cls is None or attn_cls is None or orig_mask is None or getattr(vp, "USE_XFORMERS_OPS", False):
+        return None
 
-    def one_block_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
-        if len(patch_embeds_list) == 1:
-            return None  # one image: full attention, no mask -> flash kernel
-        return orig_mask(patch_embeds_list, tensor)
+    if mode == "varlen":
+        orig_attn = attn_cls.forward
 
-    def forward(self: Any, pixel_values: list[Any], **kwargs: Any) -> Any:
-        if len(pixel_values) <= 1:
-            return orig_forward(self, pixel_values, **kwargs)
-        outs: list[Any] = []
-        for pv in pixel_values:
-            outs.extend(orig_forward(self, [pv], **kwargs))
-        return tuple(outs)
+        def varlen_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
+            return VarlenImages(patch_embeds_list, tensor.device)
 
-    hf_pixtral.generate_block_attention_mask = one_block_mask
-    cls.forward = forward
-    _PATCHED = True
-    log.info("vLLM Pixtral encoder: per-image attention without mask (flash kernel)")
-    return True
+        def attn_forward(self: Any, hidden_states: Any, attention_mask: Any, position_embeddings: Any) -> Any:
+            if isinstance(attention_mask, VarlenImages):
+                return varlen_attention_forward(self, hidden_states, attention_mask, position_embeddings)
+            return orig_attn(self, hidden_states, attention_mask, position_embeddings)
+
+        hf_pixtral.generate_block_attention_mask = varlen_mask
+        attn_cls.forward = attn_forward
+    else:
+        orig_forward = model_cls.forward
+
+        def one_block_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
+            if len(patch_embeds_list) == 1:
+                return None  # one image: full attention, no mask -> flash kernel
+            return orig_mask(patch_embeds_list, tensor)
+
+        def forward(self: Any, pixel_values: list[Any], **kwargs: Any) -> Any:
+            if len(pixel_values) <= 1:
+                return orig_forward(self, pixel_values, **kwargs)
+            outs: list[Any] = []
+            for pv in pixel_values:
+                outs.extend(orig_forward(self, [pv], **kwargs))
+            return tuple(outs)
+
+        hf_pixtral.generate_block_attention_mask = one_block_mask
+        model_cls.forward = forward
+    _PATCHED = mode
+    log.info("vLLM Pixtral encoder: %s attention without a dense mask", mode)
+    return mode
 
 
 # ----------------------------------------------------------------------------- page logic

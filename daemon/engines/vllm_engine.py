@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import importlib.util
 import itertools
 import logging
 import os
@@ -141,6 +142,22 @@ def check_model_source(model: str) -> None:
             f"'ocr-daemon model fetch --dir {p}' where there is network, or set engine.model",
             ExitCode.ENGINE,
         )
+
+
+def choose_sampler() -> str:
+    """Pick vLLM's top-p/top-k sampler through ``VLLM_USE_FLASHINFER_SAMPLER``; returns its value.
+
+    vLLM's default is FlashInfer's sampler (FlashInfer is a vLLM requirement on CUDA) and its
+    sampler setup imports it; where FlashInfer is not installed, vLLM's Triton sampler is asked
+    for instead of failing at engine start. A value the user set is left alone.
+    """
+    try:
+        present = importlib.util.find_spec("flashinfer") is not None
+    except (ImportError, ValueError):  # a broken or spec-less module counts as missing
+        present = False
+    if not present:
+        os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
+    return os.environ.get("VLLM_USE_FLASHINFER_SAMPLER", "vllm default (1)")
 
 
 # ----------------------------------------------------------------------------- vision patch
@@ -475,7 +492,7 @@ class VllmEngine(Engine):
                 "or use engine.kind: tesseract",
                 ExitCode.ENGINE,
             ) from e
-        os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
+        log.info("vLLM top-p sampler: %s", "Triton" if choose_sampler() == "0" else "FlashInfer")
         patch_pixtral_attention()
 
     def _run_loop(self) -> None:

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import abc
 import concurrent.futures as cf
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PIL import Image
@@ -83,3 +85,39 @@ class Engine(abc.ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class InFlight:
+    """An engine's unfinished page futures, at most ``limit`` of them: ``submit``'s back-pressure.
+
+    ``add(make)`` blocks while ``limit`` futures are unfinished, then calls ``make()`` for the
+    page's future and tracks it until it completes in any way (result, exception, cancel). If
+    ``make`` raises, the slot is given back and the exception propagates. ``snapshot()`` lists the
+    unfinished futures (for draining at close). Thread-safe.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._sem = threading.BoundedSemaphore(limit)
+        self._lock = threading.Lock()
+        self._futures: set[cf.Future[PageText]] = set()
+
+    def add(self, make: Callable[[], cf.Future[PageText]]) -> cf.Future[PageText]:
+        self._sem.acquire()
+        try:
+            fut = make()
+        except BaseException:
+            self._sem.release()
+            raise
+        with self._lock:
+            self._futures.add(fut)
+        fut.add_done_callback(self._done)  # runs at once if fut is already done
+        return fut
+
+    def _done(self, fut: cf.Future[PageText]) -> None:
+        with self._lock:
+            self._futures.discard(fut)
+        self._sem.release()
+
+    def snapshot(self) -> list[cf.Future[PageText]]:
+        with self._lock:
+            return list(self._futures)

@@ -39,7 +39,7 @@ from typing import Any
 from PIL import Image
 
 from daemon.config import EngineCfg
-from daemon.engines.base import Engine, PageRequest
+from daemon.engines.base import Engine, InFlight, PageRequest
 from daemon.engines.vllm_engine import GenResult, recognise_page
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageText
@@ -121,13 +121,12 @@ class OpenAIEngine(Engine):
         self.model = o.model or engine_cfg.model
         self.name = f"openai:{self.model}"
         self.max_in_flight = o.concurrency
-        self._sem = threading.BoundedSemaphore(o.concurrency)
+        self._pages = InFlight(o.concurrency)
         self._lock = threading.Lock()
         self._rr = 0
         self._pool: cf.ThreadPoolExecutor | None = None
         self._closed = False
         self._started = False
-        self._pending: set[cf.Future[PageText]] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -164,8 +163,7 @@ class OpenAIEngine(Engine):
         if self._closed:
             return
         self._closed = True
-        with self._lock:
-            pending = list(self._pending)
+        pending = self._pages.snapshot()
         if pending and drain_timeout > 0:
             cf.wait(pending, timeout=drain_timeout)
         if self._pool is not None:
@@ -182,23 +180,13 @@ class OpenAIEngine(Engine):
             f: cf.Future[PageText] = cf.Future()
             f.set_exception(EngineDeadError("the openai engine is closed"))
             return f
-        self._sem.acquire()
+        pool = self._pool
         try:
-            fut = self._pool.submit(self._page, request)
-        except RuntimeError:
-            self._sem.release()
+            return self._pages.add(lambda: pool.submit(self._page, request))
+        except RuntimeError:  # close() shut the pool down meanwhile
             f = cf.Future()
             f.set_exception(EngineDeadError("the openai engine is closed"))
             return f
-        with self._lock:
-            self._pending.add(fut)
-        fut.add_done_callback(self._done)
-        return fut
-
-    def _done(self, fut: cf.Future[PageText]) -> None:
-        with self._lock:
-            self._pending.discard(fut)
-        self._sem.release()
 
     def _page(self, req: PageRequest) -> PageText:
         t0 = time.monotonic()

@@ -51,7 +51,7 @@ from typing import Any
 from PIL import Image
 
 from daemon.config import EngineCfg
-from daemon.engines.base import Engine, PageRequest
+from daemon.engines.base import Engine, InFlight, PageRequest
 from daemon.engines.textguard import (
     find_repetition,
     join_bands,
@@ -428,7 +428,7 @@ class VllmEngine(Engine):
         self.cfg = engine_cfg
         self.name = f"vllm:{engine_cfg.model}"
         self.max_in_flight = engine_cfg.vllm.max_pages_in_flight
-        self._sem = threading.BoundedSemaphore(self.max_in_flight)
+        self._pages = InFlight(self.max_in_flight)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._llm: Any = None
@@ -444,8 +444,6 @@ class VllmEngine(Engine):
         self._attempts: set[asyncio.Task[Any]] = set()
         self._inflight = 0
         self._last_progress = time.monotonic()
-        self._pages: set[cf.Future[PageText]] = set()
-        self._pages_lock = threading.Lock()
         self._isolation: asyncio.Semaphore | None = None
         self._restarts = 0
         self._watchdog: asyncio.Task[None] | None = None
@@ -584,8 +582,7 @@ class VllmEngine(Engine):
             return
         self._accepting = False
         deadline = time.monotonic() + max(0.0, drain_timeout)
-        with self._pages_lock:
-            pending = list(self._pages)
+        pending = self._pages.snapshot()
         if pending and drain_timeout > 0:
             cf.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
         self._closed = True
@@ -596,7 +593,7 @@ class VllmEngine(Engine):
             except Exception as e:
                 log.warning("vLLM shutdown: %s", e)
         self._stop_loop()
-        for f in list(self._pages):
+        for f in self._pages.snapshot():
             if not f.done():
                 f.cancel()
 
@@ -628,22 +625,9 @@ class VllmEngine(Engine):
             padded = pad_to_multiple(image, 28)
             if max(padded.size) <= 1540:
                 image = padded
-        self._sem.acquire()
-        assert self._loop is not None
-        try:
-            fut: cf.Future[PageText] = asyncio.run_coroutine_threadsafe(self._page(request, image), self._loop)
-        except Exception:
-            self._sem.release()
-            raise
-        with self._pages_lock:
-            self._pages.add(fut)
-        fut.add_done_callback(self._page_done)
-        return fut
-
-    def _page_done(self, fut: cf.Future[PageText]) -> None:
-        with self._pages_lock:
-            self._pages.discard(fut)
-        self._sem.release()
+        loop = self._loop
+        assert loop is not None
+        return self._pages.add(lambda: asyncio.run_coroutine_threadsafe(self._page(request, image), loop))
 
     async def _page(self, req: PageRequest, image: Image.Image) -> PageText:
         t0 = time.monotonic()

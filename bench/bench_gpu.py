@@ -255,8 +255,8 @@ def row_engine_async(args: argparse.Namespace) -> None:
         one = sampling(args, max_tokens=1, output_kind=RequestOutputKind.FINAL_ONLY)
         ids = iter(range(10**9))
 
-        async def run(inp: Any) -> None:
-            async for _ in llm.generate(inp, one, f"p{next(ids)}"):
+        async def run(inp: Any, sp: Any = one) -> None:
+            async for _ in llm.generate(inp, sp, f"p{next(ids)}"):
                 pass
 
         t = time.time()
@@ -280,13 +280,8 @@ def row_engine_async(args: argparse.Namespace) -> None:
         split["decode_s_est"] = round(full_s - split["encoder_prefill_s"], 2)
         # the same pages and output length with greedy sampling: what top-p sampling costs per step
         greedy = sampling(args, temperature=0.0, top_p=1.0, output_kind=RequestOutputKind.FINAL_ONLY)
-
-        async def run_greedy(inp: Any) -> None:
-            async for _ in llm.generate(inp, greedy, f"g{next(ids)}"):
-                pass
-
         t = time.time()
-        await asyncio.gather(*(run_greedy(r[0]) for r in rendered))
+        await asyncio.gather(*(run(r[0], greedy) for r in rendered))
         split["greedy_full_s"] = round(time.time() - t, 2)
         record(args, split)
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
-import importlib.util
 import itertools
 import logging
 import os
@@ -147,17 +146,15 @@ def check_model_source(model: str) -> None:
 def choose_sampler() -> str:
     """Pick vLLM's top-p/top-k sampler through ``VLLM_USE_FLASHINFER_SAMPLER``; returns its value.
 
-    vLLM's default is FlashInfer's sampler (FlashInfer is a vLLM requirement on CUDA) and its
-    sampler setup imports it; where FlashInfer is not installed, vLLM's Triton sampler is asked
-    for instead of failing at engine start. A value the user set is left alone.
+    vLLM's default is FlashInfer's sampler, whose kernels FlashInfer compiles with ``nvcc`` at the
+    first sampled step (unless its JIT cache package is installed); where there is no CUDA toolkit,
+    as on a plain ``pip install vllm`` machine, that kills the engine at start (vllm-project/vllm
+    issue 49497) and where FlashInfer is missing vLLM cannot select it at all. So the engine asks
+    for vLLM's Triton sampler, which is what every figure in bench/RESULTS.md ran with. A value
+    set in the environment (``VLLM_USE_FLASHINFER_SAMPLER=1`` where the toolkit is there) wins.
     """
-    try:
-        present = importlib.util.find_spec("flashinfer") is not None
-    except (ImportError, ValueError):  # a broken or spec-less module counts as missing
-        present = False
-    if not present:
-        os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
-    return os.environ.get("VLLM_USE_FLASHINFER_SAMPLER", "vllm default (1)")
+    os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
+    return os.environ["VLLM_USE_FLASHINFER_SAMPLER"]
 
 
 # ----------------------------------------------------------------------------- vision patch
@@ -490,7 +487,7 @@ class VllmEngine(Engine):
                 "or use engine.kind: tesseract",
                 ExitCode.ENGINE,
             ) from e
-        log.info("vLLM top-p sampler: %s", "Triton" if choose_sampler() == "0" else "FlashInfer")
+        log.info("vLLM top-p sampler: %s", "Triton" if choose_sampler() == "0" else "FlashInfer (VLLM_USE_FLASHINFER_SAMPLER)")
         patch_pixtral_attention()
 
     def _run_loop(self) -> None:

@@ -160,6 +160,9 @@ def choose_sampler() -> str:
 # ----------------------------------------------------------------------------- vision patch
 
 _PATCHED: str | None = None
+_UNSET = object()
+_FLASH: dict[str, Any] = {}  # "fn": the varlen kernel and FA version, or None; looked up once per process
+PIXTRAL_MODES = ("varlen", "per_image", "off")
 
 
 class VarlenImages:
@@ -239,11 +242,6 @@ def varlen_attention_forward(self: Any, hidden_states: Any, attention_mask: Any,
     out = out.reshape(batch, patches, self.n_heads * self.head_dim)
     attn_output, _ = self.o_proj(out)
     return attn_output, None
-
-
-_UNSET = object()
-_FLASH: dict[str, Any] = {}
-PIXTRAL_MODES = ("varlen", "per_image", "off")
 
 
 def patch_pixtral_attention(mode: str | None = None) -> str | None:

@@ -7,8 +7,10 @@
 #   bash bench/device_wait.sh 560        # in this and every following call
 #
 # Rows in order of need (the later ones only if the machine is still held): the varlen encoder's
-# GPU check, engine (with the time split by stage), engine with the per-image encoder, daemon
-# (then a 1-page file dropped 10 s after a 300-page PDF), seed, the 16 GB profile, the GPU tests, then fp8 KV cache and max_num_batched_tokens 4096 variants.
+# GPU check, the top-p sampler alone on logits of several shapes, engine (with the time split by
+# stage), engine with the per-image encoder, daemon (then a 1-page file dropped 10 s after a
+# 300-page PDF), seed, the 16 GB profile, the GPU tests, then fp8 KV cache and
+# max_num_batched_tokens 4096 variants.
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -24,11 +26,12 @@ B="python bench/bench_gpu.py"
 step pages 90 $B pages --dir $W --docs 32 --pages-per-doc 8
 wait
 python -c "import vllm, torch, transformers; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__)" | tee -a $OUT/gpu.txt
-for row in ${ROWS:-test_c engine engine_perimage daemon seed profile16 test_b test_a engine_fp8 daemon_fp8 engine_4096}; do
+for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 test_b test_a engine_fp8 daemon_fp8 engine_4096}; do
   case $row in
     test_c)      step test_c 150 python -m pytest tests/gpu/test_c_pixtral_varlen_gpu.py -q -p no:cacheprovider -rA
                  # the varlen encoder is the default only once it matches vLLM's own attention here
                  grep -q "2 passed" $OUT/test_c.log || { echo "varlen encoder check failed: per_image for the rest"; export OCR_DAEMON_PIXTRAL_PATCH=per_image; } ;;
+    sampler)     step sampler 180 python bench/bench_sampler.py --results $OUT/sampler.jsonl ;;
     engine)      step engine 300 $B engine-async --dir $W --results $R --phases ;;
     engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 240 $B engine-async --dir $W --results $R ;;
     daemon)      step daemon 400 $B daemon --dir $W --results $R --mixed 10 ;;

@@ -7,5 +7,5 @@ while [ ! -f /tmp/res/DONE ] && [ $SECONDS -lt $end ]; do sleep 3; done
 cat /tmp/res/session.log 2>/dev/null | grep -v "^GPUMEM" | tail -40
 cat /tmp/res/report.md 2>/dev/null
 tar czf $OUT/res.tgz -C /tmp res 2>/dev/null
-cp /tmp/res/report.md /tmp/res/results.jsonl /tmp/res/session.log $OUT/ 2>/dev/null
+cp /tmp/res/report.md /tmp/res/results.jsonl /tmp/res/sampler.jsonl /tmp/res/session.log $OUT/ 2>/dev/null
 true

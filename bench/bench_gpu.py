@@ -210,6 +210,17 @@ def row_engine_async(args: argparse.Namespace) -> None:
     patch_pixtral_attention()
     pages = [pad_to_multiple(im, 28) for im in load_pages(args)]
     kw = engine_kwargs(args)
+    if args.profile_decode:
+        # torch profiler in the engine core over decode steps at full batch: skip the steps that
+        # encode and prefill the 256 pages (~40 at 16384 tokens a step), then 20 steps; vLLM writes
+        # a table of CUDA time by kernel to DIR/profiler_out_0.txt
+        from vllm.config import ProfilerConfig
+
+        Path(args.profile_decode).mkdir(parents=True, exist_ok=True)
+        kw["profiler_config"] = ProfilerConfig(
+            profiler="torch", torch_profiler_dir=str(Path(args.profile_decode).resolve()), torch_profiler_with_stack=False,
+            ignore_frontend=True, delay_iterations=args.profile_delay, max_iterations=20,
+        )
 
     async def main() -> None:
         t0 = time.time()
@@ -218,6 +229,8 @@ def row_engine_async(args: argparse.Namespace) -> None:
         tok = llm.renderer.get_tokenizer()
         prompt = tok.apply_chat_template([{"role": "user", "content": [{"type": "image"}]}], tokenize=False, add_generation_prompt=True)
         sp = sampling(args, output_kind=RequestOutputKind.FINAL_ONLY)
+        if args.greedy:
+            sp = sampling(args, temperature=0.0, top_p=1.0, output_kind=RequestOutputKind.FINAL_ONLY)
         ids = iter(range(10**9))
 
         async def one(im: Any) -> int:
@@ -232,11 +245,19 @@ def row_engine_async(args: argparse.Namespace) -> None:
             return len(last.outputs[0].token_ids)
 
         await asyncio.gather(*(one(im) for im in pages[:8]))
+        if args.profile_decode:
+            await llm.start_profile()
         with GpuMem() as mem:
             t1 = time.time()
             toks = await asyncio.gather(*(one(im) for im in pages))
             dt = time.time() - t1
-        record(args, {"row": "engine-async", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
+        if args.profile_decode:
+            try:  # vLLM may have stopped it already after max_iterations
+                await llm.stop_profile()
+            except Exception as e:  # noqa: BLE001 - the table is written either way
+                print(f"stop_profile: {e!r}", flush=True)
+        row_name = "engine-async" + ("-profiled" if args.profile_decode else "") + ("-greedy" if args.greedy else "")
+        record(args, {"row": row_name, "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                       "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1),
                       "no_resize": bool(args.no_resize)})
         if args.phases:
@@ -518,6 +539,10 @@ def main() -> None:
     ap.add_argument("--in-flight", type=int, default=512)
     ap.add_argument("--profile", default="")
     ap.add_argument("--kv-dtype", default="auto", choices=["auto", "fp8"])
+    ap.add_argument("--greedy", action="store_true", help="engine-async: greedy sampling instead of the model card's")
+    ap.add_argument("--profile-decode", default="", metavar="DIR",
+                    help="engine-async: torch-profile 20 decode steps at full batch; CUDA time by kernel in DIR")
+    ap.add_argument("--profile-delay", type=int, default=100, help="engine steps before --profile-decode starts")
     ap.add_argument("--docs-limit", type=int, default=0, help="daemon row: drop only the first N PDFs (0 = all)")
     ap.add_argument("--big-pages", type=int, default=300, help="pages row: pages of big.pdf")
     ap.add_argument("--mixed", type=float, default=0.0,

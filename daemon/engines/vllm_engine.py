@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import functools
 import itertools
 import logging
 import os
@@ -160,8 +161,6 @@ def choose_sampler() -> str:
 # ----------------------------------------------------------------------------- vision patch
 
 _PATCHED: str | None = None
-_UNSET = object()
-_FLASH: dict[str, Any] = {}  # "fn": the varlen kernel and FA version, or None; looked up once per process
 PIXTRAL_MODES = ("varlen", "per_image", "off")
 
 
@@ -181,6 +180,7 @@ class VarlenImages:
         self.cu_seqlens = torch.tensor(list(itertools.accumulate(self.sizes, initial=0)), dtype=torch.int32, device=device)
 
 
+@functools.cache  # looked up once per process, on the first encoder step (CUDA is up by then)
 def _flash_varlen() -> tuple[Callable[..., Any], int | None] | None:
     """vLLM's bundled flash-attention varlen function and version (FA3 on Hopper), or None."""
     try:
@@ -216,9 +216,7 @@ def varlen_attention_forward(self: Any, hidden_states: Any, attention_mask: Any,
     k = k.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
     cos, sin = position_embeddings
     q, k = vp.apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=0)
-    fa = _FLASH.get("fn", _UNSET)
-    if fa is _UNSET:
-        fa = _FLASH["fn"] = _flash_varlen()
+    fa = _flash_varlen()
     if fa is not None:
         fn, version = fa
         shape = (patches, self.n_heads, self.head_dim)

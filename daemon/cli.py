@@ -209,6 +209,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from daemon.journal import Journal
+    from daemon.models import DocState
 
     cfg = load_config(args.config)
     journal = Journal(cfg.daemon.state_dir)
@@ -218,8 +219,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps({"counts": counts, "recent_failures": [{k: (str(f[k]) if isinstance(f[k], Path) else f[k]) for k in ("id", "path", "error", "final_path")} for f in fails]}, indent=2))
         return ExitCode.OK
     print(f"journal: {journal.path}")
-    for state in ("queued", "processing", "done", "duplicate", "superseded", "failed"):
-        print(f"  {state:<11} {counts.get(state, 0)}")
+    for state in DocState:
+        print(f"  {state.value:<11} {counts.get(state.value, 0)}")
     if fails:
         print("recent failures:")
         for f in fails:

@@ -16,14 +16,15 @@ from PIL import Image
 
 
 class DocState(enum.StrEnum):
-    """Journal states of a document. ``queued -> processing -> done | failed``."""
+    """Journal states of a document. ``queued -> processing -> done | failed`` (listed in this
+    order by ``ocr-daemon status``)."""
 
     QUEUED = "queued"
     PROCESSING = "processing"
     DONE = "done"
-    FAILED = "failed"
     DUPLICATE = "duplicate"  # same content as an earlier done document, linked to its result
     SUPERSEDED = "superseded"  # replaced by a newer version mid-processing; the new one is its own row
+    FAILED = "failed"
 
 
 @dataclass(frozen=True)

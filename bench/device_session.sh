@@ -10,8 +10,9 @@
 # GPU check, the top-p sampler alone on logits of several shapes, engine (with the time split by
 # stage), engine with the per-image encoder, daemon (then a 1-page file dropped 10 s after a
 # 300-page PDF), seed, the 16 GB profile, the GPU tests, then fp8 KV cache and
-# max_num_batched_tokens 4096 variants. Not in the default list: prof_topp / prof_greedy (a torch
-# profile of 20 decode steps at full batch, CUDA time by kernel, to find what top-p costs).
+# max_num_batched_tokens 4096 variants. Not in the default list: prof_topp / prof_greedy / prof_fp8
+# (a torch profile of 20 decode steps at full batch: CUDA time by kernel, GPU time of vLLM's
+# forward/sample ranges, wall time per step; summarised by bench/trace_summary.py).
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -34,8 +35,12 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
                  grep -q "2 passed" $OUT/test_c.log || { echo "varlen encoder check failed: per_image for the rest"; export OCR_DAEMON_PIXTRAL_PATCH=per_image; } ;;
     sampler)     step sampler 180 python bench/bench_sampler.py --results $OUT/sampler.jsonl ;;
     engine)      step engine 300 $B engine-async --dir $W --results $R --phases ;;
-    prof_topp)   step prof_topp 240 $B engine-async --dir $W --results $R --profile-decode $OUT/prof_topp ;;
-    prof_greedy) step prof_greedy 240 $B engine-async --dir $W --results $R --profile-decode $OUT/prof_greedy --greedy ;;
+    prof_topp|prof_greedy|prof_fp8)
+                 extra=""; [ $row = prof_greedy ] && extra="--greedy"; [ $row = prof_fp8 ] && extra="--kv-dtype fp8"
+                 VLLM_CUSTOM_SCOPES_FOR_PROFILING=1 step $row 260 $B engine-async --dir $W --results $R --profile-decode $OUT/$row $extra
+                 # the traces are too big to bring back: summarise them here, keep the kernel table
+                 python bench/trace_summary.py $OUT/$row --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1
+                 mkdir -p /tmp/traces && find $OUT/$row -name '*.pt.trace.json*' -exec mv {} /tmp/traces/ \; ;;
     engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 240 $B engine-async --dir $W --results $R ;;
     daemon)      step daemon 400 $B daemon --dir $W --results $R --mixed 10 ;;
     seed)        step seed 240 $B seed --dir $W --results $R --pages 16 ;;

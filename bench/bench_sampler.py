@@ -13,9 +13,12 @@ float32 logits, temperature 0.2, top_p 0.9 (the model card's sampling):
   divide by the temperature, ``apply_top_k_top_p`` (Triton kernel for batches >= 8), softmax,
   exponential-race sampling (``random_sample``).
 - ``greedy``: ``argmax``, what the greedy pass did instead.
-Logit spreads: ``flat`` (std 0.002: dummy weights), ``spread`` (std 1), ``confident`` and
-``peaked`` (std 1 plus one token 5.5 or 8 above the rest, as a model sure of the next token).
-The nucleus size is measured, not assumed.
+Logit spreads: ``equal`` (every logit the same), ``flat`` (std 0.002: dummy weights), ``spread``
+(std 1), ``confident`` and ``peaked`` (std 1 plus one token 5.5 or 8 above the rest, as a model
+sure of the next token). The nucleus size is measured, not assumed.
+Each spread in float32 and in bfloat16 (--dtypes): vLLM 0.26's GPU model runner keeps the model's
+bf16 logits through temperature and top-p (its V1 sampler converted them to float32 first), and
+bf16 rounding turns dummy weights' nearly flat logits into long runs of equal values.
 
 Run on the GPU machine: ``python bench/bench_sampler.py --results /tmp/res/sampler.jsonl``.
 """
@@ -32,7 +35,7 @@ from typing import Any
 os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
 
 # (std of the logits, lead of one token per row), in logits before the temperature division
-SPREADS = {"flat": (0.002, 0.0), "spread": (1.0, 0.0), "confident": (1.0, 5.5), "peaked": (1.0, 8.0)}
+SPREADS = {"equal": (0.0, 0.0), "flat": (0.002, 0.0), "spread": (1.0, 0.0), "confident": (1.0, 5.5), "peaked": (1.0, 8.0)}
 
 
 def make_logits(torch: Any, batch: int, vocab: int, std: float, lead: float, seed: int) -> Any:
@@ -73,6 +76,7 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=151936)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--results", default="sampler.jsonl")
+    ap.add_argument("--dtypes", default="float32,bfloat16")
     args = ap.parse_args()
 
     import torch
@@ -84,8 +88,10 @@ def main() -> None:
     apply_top_k_top_p(torch.randn(args.batch, args.vocab, device="cuda"), None, p)  # Triton JIT, once
     torch.cuda.synchronize()
     jit_s = time.time() - t0
-    for name, (std, lead) in SPREADS.items():
-        base = make_logits(torch, args.batch, args.vocab, std, lead, seed=1)
+    for dtype_name, name in [(d, n) for d in args.dtypes.split(",") for n in SPREADS]:
+        std, lead = SPREADS[name]
+        base = make_logits(torch, args.batch, args.vocab, std, lead, seed=1).to(getattr(torch, dtype_name))
+        apply_top_k_top_p(base.div(temperature), None, p)  # a Triton JIT per dtype, outside the timing
 
         def topp(base: Any = base) -> Any:
             logits = base.div(temperature)  # vLLM divides in place; a copy keeps base for the next call
@@ -97,8 +103,8 @@ def main() -> None:
             return base.argmax(dim=-1)
 
         row = {
-            "row": "sampler", "spread": name, "std": std, "lead": lead, "batch": args.batch, "vocab": args.vocab,
-            "nucleus_tokens": round(nucleus_size(torch, base, temperature, top_p), 1),
+            "row": "sampler", "spread": name, "dtype": dtype_name, "std": std, "lead": lead, "batch": args.batch, "vocab": args.vocab,
+            "nucleus_tokens": round(nucleus_size(torch, base.float(), temperature, top_p), 1),
             "topp_ms": round(time_ms(torch, topp, args.iters), 3),
             "greedy_ms": round(time_ms(torch, greedy, args.iters), 3),
             "first_call_s": round(jit_s, 1),

@@ -219,8 +219,14 @@ def row_engine_async(args: argparse.Namespace) -> None:
         Path(args.profile_decode).mkdir(parents=True, exist_ok=True)
         kw["profiler_config"] = ProfilerConfig(
             profiler="torch", torch_profiler_dir=str(Path(args.profile_decode).resolve()), torch_profiler_with_stack=False,
-            ignore_frontend=True, delay_iterations=args.profile_delay, max_iterations=20,
+            ignore_frontend=True, delay_iterations=args.profile_delay, max_iterations=args.profile_iters,
         )
+    if args.iter_log:
+        # one log line per engine step from vLLM's stat logger: context/generation requests and
+        # tokens, encoder inputs, elapsed ms; PASS markers below tell bench/iter_summary.py which
+        # pass each step belongs to
+        kw["disable_log_stats"] = False
+        kw["enable_logging_iteration_details"] = True
 
     async def main() -> None:
         t0 = time.time()
@@ -249,7 +255,9 @@ def row_engine_async(args: argparse.Namespace) -> None:
             await llm.start_profile()
         with GpuMem() as mem:
             t1 = time.time()
+            mark("full", "start")
             toks = await asyncio.gather(*(one(im) for im in pages))
+            mark("full", "end")
             dt = time.time() - t1
         if args.profile_decode:
             try:  # vLLM may have stopped it already after max_iterations
@@ -281,7 +289,9 @@ def row_engine_async(args: argparse.Namespace) -> None:
                 pass
 
         t = time.time()
+        mark("encoder_prefill", "start")
         await asyncio.gather(*(run(r[0]) for r in rendered))
+        mark("encoder_prefill", "end")
         split["encoder_prefill_s"] = round(time.time() - t, 2)
         try:  # the same number of prompt tokens without an image: prefill alone
             r0 = rendered[0][0]
@@ -293,7 +303,9 @@ def row_engine_async(args: argparse.Namespace) -> None:
             except Exception:  # noqa: BLE001 - older/newer renderer API: hand the token prompt over as is
                 text = token_prompts
             t = time.time()
+            mark("prefill_only", "start")
             await asyncio.gather(*(run(r) for r in text))
+            mark("prefill_only", "end")
             split["prefill_only_s"] = round(time.time() - t, 2)
             split["prompt_tokens"] = n_tok
         except Exception as e:  # noqa: BLE001 - a diagnostic; the row itself is recorded above
@@ -309,11 +321,18 @@ def row_engine_async(args: argparse.Namespace) -> None:
         for k, (name, sp) in enumerate((("greedy_full_s", greedy), ("topp_again_s", topp)), start=1):
             fresh = [_one_pixel_changed(im, k) for im in pages]
             t = time.time()
+            mark(name.removesuffix("_s"), "start")
             await asyncio.gather(*(one_page(im, sp) for im in fresh))
+            mark(name.removesuffix("_s"), "end")
             split[name] = round(time.time() - t, 2)
         record(args, split)
 
     asyncio.run(main())
+
+
+def mark(name: str, what: str) -> None:
+    """A pass boundary in the log, for bench/iter_summary.py (vLLM's step lines go to the same stream)."""
+    print(f"PASS {name} {what} {time.time():.3f}", flush=True)
 
 
 def _one_pixel_changed(im: Any, k: int) -> Any:
@@ -558,6 +577,9 @@ def main() -> None:
     ap.add_argument("--profile-decode", default="", metavar="DIR",
                     help="engine-async: torch-profile 20 decode steps at full batch; CUDA time by kernel in DIR")
     ap.add_argument("--profile-delay", type=int, default=100, help="engine steps before --profile-decode starts")
+    ap.add_argument("--profile-iters", type=int, default=20, help="engine steps that --profile-decode records")
+    ap.add_argument("--iter-log", action="store_true",
+                    help="engine-async: vLLM logs every engine step (batch make-up, elapsed ms); bench/iter_summary.py reads it")
     ap.add_argument("--docs-limit", type=int, default=0, help="daemon row: drop only the first N PDFs (0 = all)")
     ap.add_argument("--big-pages", type=int, default=300, help="pages row: pages of big.pdf")
     ap.add_argument("--mixed", type=float, default=0.0,

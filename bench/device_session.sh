@@ -12,7 +12,10 @@
 # 300-page PDF), seed, the 16 GB profile, the GPU tests, then fp8 KV cache and
 # max_num_batched_tokens 4096 variants. Not in the default list: prof_topp / prof_greedy / prof_fp8
 # (a torch profile of 20 decode steps at full batch: CUDA time by kernel, GPU time of vLLM's
-# forward/sample ranges, wall time per step; summarised by bench/trace_summary.py).
+# forward/sample ranges, wall time per step; summarised by bench/trace_summary.py), prof_late* (the
+# same 800 steps in) and prof_ramp* (the first 45 steps, where the encoder runs), and
+# engine_iters / engine_fp8_iters (the engine row with every step's make-up and time logged,
+# summarised by bench/iter_summary.py).
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -35,8 +38,16 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
                  grep -q "2 passed" $OUT/test_c.log || { echo "varlen encoder check failed: per_image for the rest"; export OCR_DAEMON_PIXTRAL_PATCH=per_image; } ;;
     sampler)     step sampler 180 python bench/bench_sampler.py --results $OUT/sampler.jsonl ;;
     engine)      step engine 300 $B engine-async --dir $W --results $R --phases ;;
-    prof_topp|prof_greedy|prof_fp8)
-                 extra=""; [ $row = prof_greedy ] && extra="--greedy"; [ $row = prof_fp8 ] && extra="--kv-dtype fp8"
+    engine_iters|engine_fp8_iters)
+                 # every engine step of the row and its phases (top-p, greedy, top-p again) logged
+                 extra=""; [ $row = engine_fp8_iters ] && extra="--kv-dtype fp8"
+                 step $row 330 $B engine-async --dir $W --results $R --phases --iter-log $extra
+                 python bench/iter_summary.py $OUT/$row.log --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1 ;;
+    prof_topp|prof_greedy|prof_fp8|prof_late|prof_late_greedy|prof_ramp|prof_ramp_greedy)
+                 extra=""
+                 case $row in *greedy) extra="--greedy" ;; esac
+                 case $row in prof_fp8) extra="--kv-dtype fp8" ;; prof_late*) extra="$extra --profile-delay 800" ;;
+                              prof_ramp*) extra="$extra --profile-delay 1 --profile-iters 45" ;; esac
                  VLLM_CUSTOM_SCOPES_FOR_PROFILING=1 step $row 260 $B engine-async --dir $W --results $R --profile-decode $OUT/$row $extra
                  # the traces are too big to bring back: summarise them here, keep the kernel table
                  python bench/trace_summary.py $OUT/$row --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1

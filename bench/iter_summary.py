@@ -1,0 +1,94 @@
+"""Where a whole engine run's time goes, step by step, from vLLM's per-step log lines.
+
+``bench_gpu.py engine-async --iter-log`` turns on vLLM's ``enable_logging_iteration_details``:
+one line per engine step with the batch's make-up (context = prefill requests/tokens, generation
+= decode requests/tokens, encoder inputs) and the step's elapsed time, and prints
+``PASS <name> start|end`` around each measured pass. A torch profile covers ~20 steps; this covers
+all ~1,040 steps of every pass, so two passes (top-p and greedy sampling, say) can be compared
+where they differ: in the encoder steps, the mixed prefill steps, or the decode steps early or late.
+
+    python bench/iter_summary.py LOG [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+ITER = re.compile(
+    r"Iteration\((\d+)\): (\d+) context requests, (\d+) context tokens, (\d+) generation requests, "
+    r"(\d+) generation tokens, iteration elapsed time: ([\d.]+) ms(?: \(dummy\))?, GPU KV cache usage: ([\d.]+)%"
+    r"(?:, encoder inputs: (\d+), encoder output embeddings: (\d+))?"
+)
+PASS = re.compile(r"^PASS (\S+) (start|end) ([\d.]+)")
+
+
+def parse(lines: list[str]) -> dict[str, list[dict[str, float]]]:
+    """Steps by pass; steps logged outside any pass (warm-up) are dropped."""
+    passes: dict[str, list[dict[str, float]]] = {}
+    current: str | None = None
+    for line in lines:
+        m = PASS.search(line)
+        if m:
+            current = m.group(1) if m.group(2) == "start" else None
+            if current:
+                passes[current] = []
+            continue
+        m = ITER.search(line)
+        if m and current:
+            passes[current].append({
+                "i": int(m.group(1)), "ctx_reqs": int(m.group(2)), "ctx_tokens": int(m.group(3)),
+                "gen_reqs": int(m.group(4)), "gen_tokens": int(m.group(5)), "ms": float(m.group(6)),
+                "kv_pct": float(m.group(7)), "enc_inputs": int(m.group(8) or 0),
+            })
+    return passes
+
+
+def _agg(steps: list[dict[str, float]]) -> dict[str, Any]:
+    ms = [s["ms"] for s in steps]
+    if not ms:
+        return {"steps": 0}
+    return {"steps": len(ms), "total_s": round(sum(ms) / 1e3, 2), "median_ms": round(statistics.median(ms), 2),
+            "max_ms": round(max(ms), 1)}
+
+
+def summarise(steps: list[dict[str, float]]) -> dict[str, Any]:
+    enc = [s for s in steps if s["enc_inputs"] > 0]
+    prefill = [s for s in steps if s["enc_inputs"] == 0 and s["ctx_reqs"] > 0]
+    decode = [s for s in steps if s["ctx_reqs"] == 0]
+    full = max((s["gen_reqs"] for s in decode), default=0)
+    out: dict[str, Any] = {
+        "all": _agg(steps), "encoder_steps": _agg(enc), "prefill_steps": _agg(prefill), "decode_steps": _agg(decode),
+        "decode_full_batch": _agg([s for s in decode if s["gen_reqs"] == full]) | {"batch": full},
+        "decode_partial_batch": _agg([s for s in decode if s["gen_reqs"] < full]),
+    }
+    # decode steps in tenths of the pass: does a step get slower as the contexts grow?
+    if len(decode) >= 10:
+        n = len(decode)
+        out["decode_median_ms_by_tenth"] = [round(statistics.median(s["ms"] for s in decode[k * n // 10:(k + 1) * n // 10]), 2)
+                                            for k in range(10)]
+    out["slowest"] = [{k: s[k] for k in ("i", "ctx_reqs", "ctx_tokens", "gen_reqs", "enc_inputs", "ms")}
+                      for s in sorted(steps, key=lambda s: -s["ms"])[:8]]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("log")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    passes = parse(Path(args.log).read_text(errors="replace").splitlines())
+    result = {name: summarise(steps) for name, steps in passes.items()}
+    for name, s in result.items():
+        print(f"== {name}")
+        print(json.dumps(s, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -208,13 +208,29 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from daemon.journal import Journal
+    from daemon.journal import Journal, journal_path
     from daemon.models import DocState
 
     cfg = load_config(args.config)
-    journal = Journal(cfg.daemon.state_dir)
-    counts = journal.counts()
-    fails = journal.recent_failures(10)
+    path = journal_path(cfg.daemon.state_dir)
+    try:
+        exists = path.exists()
+    except OSError as e:  # e.g. the service's 0750 state folder, read by another user
+        raise FatalError(f"cannot read the journal {path}: {e}", ExitCode.STATE) from e
+    if not exists:  # status never creates a journal (or its folder)
+        if args.json:
+            print(json.dumps({"counts": {}, "recent_failures": []}, indent=2))
+        else:
+            print(f"journal: {path} (none yet: the daemon has not run with this state_dir)")
+        return ExitCode.OK
+    # read-only: `sudo ocr-daemon status` must not create or own anything in the service's state
+    # folder (SQLite itself gives the -wal/-shm files a root process creates to the journal's owner)
+    journal = Journal(cfg.daemon.state_dir, readonly=True)
+    try:
+        counts = journal.counts()
+        fails = journal.recent_failures(10)
+    finally:
+        journal.close()
     if args.json:
         print(json.dumps({"counts": counts, "recent_failures": [{k: (str(f[k]) if isinstance(f[k], Path) else f[k]) for k in ("id", "path", "error", "final_path")} for f in fails]}, indent=2))
         return ExitCode.OK
@@ -231,10 +247,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:
-    from daemon.journal import Journal
+    from daemon.journal import Journal, journal_path
     from daemon.outputs import error_note_name, move_file
 
     cfg = load_config(args.config)
+    if not journal_path(cfg.daemon.state_dir).exists():  # nothing was ever journaled: create nothing
+        print(f"no journal at {journal_path(cfg.daemon.state_dir)}: nothing to requeue", file=sys.stderr)
+        return ExitCode.OK if args.failed else ExitCode.FAILURES
     journal = Journal(cfg.daemon.state_dir)
     paths = [Path(os.path.abspath(p)) for p in args.files]
     rows = journal.recent_failures(10**9) if args.failed else [r for p in paths if (r := journal.find(p))]

@@ -113,14 +113,30 @@ class Admission:
     duplicate_of: int | None = None
 
 
-class Journal:
-    """SQLite journal. Open once per process; methods may be called from any thread."""
+def journal_path(state_dir: Path) -> Path:
+    """Where the journal of ``state_dir`` lives (whether or not it exists yet)."""
+    return Path(state_dir) / "journal.sqlite3"
 
-    def __init__(self, state_dir: Path) -> None:
+
+class Journal:
+    """SQLite journal. Open once per process; methods may be called from any thread.
+
+    ``readonly=True`` (for ``ocr-daemon status``) opens an existing journal for reading only: it
+    creates no folder, no schema and no journal file (a missing one is a ``FatalError``), and any
+    write raises ``sqlite3.OperationalError``.
+    """
+
+    def __init__(self, state_dir: Path, *, readonly: bool = False) -> None:
         self.state_dir = Path(state_dir)
-        self.path = self.state_dir / "journal.sqlite3"
+        self.path = journal_path(self.state_dir)
+        self.readonly = readonly
         self._local = threading.local()
         try:
+            if readonly:
+                if not self.path.is_file():
+                    raise FatalError(f"no journal at {self.path}", ExitCode.STATE)
+                self._conn().execute("SELECT count(*) FROM documents").fetchone()
+                return
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(SCHEMA)  # executescript manages its own transaction
         except (OSError, sqlite3.Error) as e:
@@ -130,6 +146,12 @@ class Journal:
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None and self.readonly:
+            # mode=ro: SQLite neither creates the file nor writes it; WAL readers still see the
+            # running daemon's latest commits
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=30, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             conn.row_factory = sqlite3.Row

@@ -4,14 +4,17 @@ real SQLite, real files dropped into a temp inbox."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sqlite3
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import docgen
+import pytest
 import yaml
 from conftest import run_cli, sidecars, wait_for, write_rules
 
@@ -204,6 +207,51 @@ def test_bad_input_goes_to_failed_with_reason_and_daemon_keeps_going(tmp_path: P
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "inbox" / "garbage.pdf").exists() and not (tmp_path / "failed" / "garbage.pdf.error.txt").exists()
     assert {Path(r["path"]).name: r["state"] for r in journal_rows(tmp_path)}["garbage.pdf"] == "queued"
+
+
+def test_status_creates_no_journal_and_root_leaves_the_state_folder_to_its_owner(tmp_path: Path) -> None:
+    """``sudo ocr-daemon status`` / ``requeue`` must not leave root-owned files in the service's
+    state folder: the daemon, running as ``ocr-daemon``, would then fail with "attempt to write a
+    readonly database". Status used to create the journal (and its folder) as root before the
+    first start. The -wal/-shm files a root process opens are given to the journal's owner by
+    SQLite itself, which the second half relies on and checks."""
+    from daemon.journal import Journal
+
+    daemon_section = {"state_dir": "state", "failed_dir": "failed", "rescan_interval": 2}
+    cfg = write_rules(tmp_path, daemon=daemon_section)
+    r = run_cli("status", "--config", str(cfg))
+    assert r.returncode == 0 and "none yet" in r.stdout, r.stdout + r.stderr
+    assert not (tmp_path / "state").exists()  # no journal, not even its folder
+    r = run_cli("requeue", "--config", str(cfg), "--failed")
+    assert r.returncode == 0 and not (tmp_path / "state").exists(), r.stderr
+    if os.geteuid() != 0:
+        pytest.skip("the ownership half needs root")
+    # a state folder that the unprivileged owner can reach (pytest's tmp_path is root-only)
+    base = Path(tempfile.mkdtemp(prefix="ocrd-owner-", dir="/tmp"))
+    try:
+        base.chmod(0o755)
+        state = base / "state"
+        cfg = write_rules(tmp_path, daemon={**daemon_section, "state_dir": str(state)})
+        j = Journal(state)
+        (base / "a.pdf").write_bytes(b"%PDF-1.4 not read")
+        j.admit(base / "a.pdf", "inbox")
+        j.close()
+        nobody = 65534
+        for p in [state, *state.iterdir()]:
+            os.chown(p, nobody, nobody)
+        state.chmod(0o750)
+        def owners() -> dict[str, int]:
+            return {p.name: p.lstat().st_uid for p in [state, *state.iterdir()]}
+
+        r = run_cli("status", "--config", str(cfg))
+        assert r.returncode == 0 and "queued      1" in r.stdout, r.stdout + r.stderr
+        # a read-only SQLite reader leaves -wal/-shm behind: they must be the owner's, not root's
+        assert set(owners().values()) == {nobody} and len(owners()) > 2, owners()
+        r = run_cli("requeue", "--config", str(cfg), "--failed")
+        assert r.returncode == 0, r.stderr
+        assert set(owners().values()) == {nobody}, owners()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_sighup_reloads_rules_and_keeps_old_ones_when_invalid(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]

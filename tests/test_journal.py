@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -121,3 +122,22 @@ def test_unusable_state_dir_is_fatal(tmp_path: Path) -> None:
     with pytest.raises(FatalError) as ei:
         Journal(blocker / "state")
     assert ei.value.exit_code == 4
+
+
+def test_readonly_journal_creates_nothing_sees_live_commits_and_refuses_writes(tmp_path: Path) -> None:
+    missing = tmp_path / "never-started"
+    with pytest.raises(FatalError) as ei:
+        Journal(missing, readonly=True)
+    assert ei.value.exit_code == 4 and not missing.exists()  # no folder, no journal file
+
+    writer = Journal(tmp_path / "state")  # the running daemon
+    writer.admit(_file(tmp_path / "a.pdf", b"one"), "in")
+    reader = Journal(tmp_path / "state", readonly=True)  # ocr-daemon status
+    assert reader.counts() == {"queued": 1}
+    writer.admit(_file(tmp_path / "b.pdf", b"two"), "in")
+    assert reader.counts() == {"queued": 2}  # WAL: the reader sees the writer's later commit
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.admit(_file(tmp_path / "c.pdf", b"three"), "in")
+    assert writer.counts() == {"queued": 2}
+    reader.close()
+    writer.close()

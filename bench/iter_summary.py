@@ -5,7 +5,9 @@ one line per engine step with the batch's make-up (context = prefill requests/to
 = decode requests/tokens, encoder inputs) and the step's elapsed time, and prints
 ``PASS <name> start|end`` around each measured pass. A torch profile covers ~20 steps; this covers
 all ~1,040 steps of every pass, so two passes (top-p and greedy sampling, say) can be compared
-where they differ: in the encoder steps, the mixed prefill steps, or the decode steps early or late.
+where they differ: in the encoder steps, the mixed prefill steps, the decode steps early or late,
+or outside the engine core's steps altogether (``wall_minus_steps_s``: the pass's wall time less
+the sum of its steps, e.g. time in the front-end process).
 
     python bench/iter_summary.py LOG [--json OUT.json]
 """
@@ -27,16 +29,21 @@ ITER = re.compile(
 PASS = re.compile(r"^PASS (\S+) (start|end) ([\d.]+)")
 
 
-def parse(lines: list[str]) -> dict[str, list[dict[str, float]]]:
-    """Steps by pass; steps logged outside any pass (warm-up) are dropped."""
+def parse(lines: list[str], walls: dict[str, float] | None = None) -> dict[str, list[dict[str, float]]]:
+    """Steps by pass; steps logged outside any pass (warm-up) are dropped. ``walls`` (if given)
+    receives each pass's wall time from its PASS markers."""
     passes: dict[str, list[dict[str, float]]] = {}
     current: str | None = None
+    started: dict[str, float] = {}
     for line in lines:
         m = PASS.search(line)
         if m:
             current = m.group(1) if m.group(2) == "start" else None
             if current:
                 passes[current] = []
+                started[current] = float(m.group(3))
+            elif walls is not None and m.group(1) in started:
+                walls[m.group(1)] = float(m.group(3)) - started[m.group(1)]
             continue
         m = ITER.search(line)
         if m and current:
@@ -81,8 +88,15 @@ def main() -> None:
     ap.add_argument("log")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
-    passes = parse(Path(args.log).read_text(errors="replace").splitlines())
+    walls: dict[str, float] = {}
+    passes = parse(Path(args.log).read_text(errors="replace").splitlines(), walls)
     result = {name: summarise(steps) for name, steps in passes.items()}
+    for name, s in result.items():
+        # the pass's wall time against the engine core's step times: what the steps do not explain
+        # (the front-end process, scheduling gaps) is the difference
+        if name in walls and s["all"].get("steps"):
+            s["wall_s"] = round(walls[name], 2)
+            s["wall_minus_steps_s"] = round(walls[name] - s["all"]["total_s"], 2)
     for name, s in result.items():
         print(f"== {name}")
         print(json.dumps(s, indent=1))

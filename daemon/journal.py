@@ -147,8 +147,9 @@ class Journal:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None and self.readonly:
-            # mode=ro: SQLite neither creates the file nor writes it; WAL readers still see the
-            # running daemon's latest commits
+            # mode=ro: SQLite neither creates the journal nor writes it (it may add the -wal/-shm
+            # files, which it gives to the journal's owner when root opens them); WAL readers see
+            # the running daemon's latest commits
             conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?mode=ro", uri=True, timeout=30, isolation_level=None)
             conn.row_factory = sqlite3.Row
             self._local.conn = conn

@@ -15,7 +15,8 @@ float32 logits, temperature 0.2, top_p 0.9 (the model card's sampling):
 - ``greedy``: ``argmax``, what the greedy pass did instead.
 Logit spreads: ``equal`` (every logit the same), ``flat`` (std 0.002: dummy weights), ``spread``
 (std 1), ``confident`` and ``peaked`` (std 1 plus one token 5.5 or 8 above the rest, as a model
-sure of the next token). The nucleus size is measured, not assumed.
+sure of the next token), ``wide`` and ``huge`` (std 100 and 10,000: activations of a random-weight
+model that grow over a long output, a guess to test against the engine's late decode steps). The nucleus size is measured, not assumed.
 Each spread in float32 and in bfloat16 (--dtypes): vLLM 0.26's GPU model runner keeps the model's
 bf16 logits through temperature and top-p (its V1 sampler converted them to float32 first), and
 bf16 rounding turns dummy weights' nearly flat logits into long runs of equal values.
@@ -35,7 +36,8 @@ from typing import Any
 os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
 
 # (std of the logits, lead of one token per row), in logits before the temperature division
-SPREADS = {"equal": (0.0, 0.0), "flat": (0.002, 0.0), "spread": (1.0, 0.0), "confident": (1.0, 5.5), "peaked": (1.0, 8.0)}
+SPREADS = {"equal": (0.0, 0.0), "flat": (0.002, 0.0), "spread": (1.0, 0.0), "confident": (1.0, 5.5), "peaked": (1.0, 8.0),
+           "wide": (100.0, 0.0), "huge": (1e4, 0.0)}
 
 
 def make_logits(torch: Any, batch: int, vocab: int, std: float, lead: float, seed: int) -> Any:

@@ -199,14 +199,7 @@ class OpenAIEngine(Engine):
         out = asyncio.run(
             recognise_page(req.image, req.priority, generate, s.temperature, max_tokens, self.cfg.vllm.repetition_retries, self.guards)
         )
-        return PageText(
-            index=req.index,
-            text=out.text,
-            engine=self.name,
-            seconds=time.monotonic() - t0,
-            flags=out.flags,
-            meta={"attempts": out.attempts, "tokens": out.tokens},
-        )
+        return out.page_text(req.index, self.name, time.monotonic() - t0)
 
     # ------------------------------------------------------------------ HTTP
 

@@ -332,10 +332,17 @@ GenerateFn = Callable[[Image.Image, float, int, int], Awaitable[GenResult]]
 
 @dataclass
 class PageOutcome:
+    """What ``recognise_page`` made of one page (after the guards' retries and bands)."""
+
     text: str
     flags: list[str] = field(default_factory=list)
     attempts: int = 0
     tokens: int = 0
+
+    def page_text(self, index: int, engine: str, seconds: float) -> PageText:
+        """The engine's answer for the pipeline; attempts and tokens go into ``meta``."""
+        return PageText(index=index, text=self.text, engine=engine, seconds=seconds, flags=self.flags,
+                        meta={"attempts": self.attempts, "tokens": self.tokens})
 
 
 async def recognise_page(
@@ -675,14 +682,7 @@ class VllmEngine(Engine):
             raise InputError(f"page {req.index + 1} was refused by the OCR engine: {e}") from e
         self.stats["pages"] += 1
         self.stats["tokens"] += outcome.tokens
-        return PageText(
-            index=req.index,
-            text=outcome.text,
-            engine=self.name,
-            seconds=time.monotonic() - t0,
-            flags=outcome.flags,
-            meta={"attempts": outcome.attempts, "tokens": outcome.tokens},
-        )
+        return outcome.page_text(req.index, self.name, time.monotonic() - t0)
 
     async def _one_request(self, img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
         """One vLLM request, as a task the restart logic can cancel."""

@@ -208,6 +208,8 @@ def row_engine_async(args: argparse.Namespace) -> None:
     from daemon.engines.vllm_engine import patch_pixtral_attention
 
     patch_pixtral_attention()
+    if args.sampler_trace:
+        install_sampler_trace(args.sampler_trace)
     pages = [pad_to_multiple(im, 28) for im in load_pages(args)]
     kw = engine_kwargs(args)
     if args.profile_decode:
@@ -253,6 +255,7 @@ def row_engine_async(args: argparse.Namespace) -> None:
         await asyncio.gather(*(one(im) for im in pages[:8]))
         if args.profile_decode:
             await llm.start_profile()
+        traced_before = len(Path(args.sampler_trace).read_text().splitlines()) if args.sampler_trace and Path(args.sampler_trace).exists() else 0
         with GpuMem() as mem:
             t1 = time.time()
             mark("full", "start")
@@ -268,6 +271,10 @@ def row_engine_async(args: argparse.Namespace) -> None:
         record(args, {"row": row_name, "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                       "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1),
                       "no_resize": bool(args.no_resize)})
+        if args.sampler_trace:
+            await asyncio.sleep(1)
+            record(args, {"row": "engine-async-sampler-trace", "pages": len(pages),
+                          **summarise_sampler_trace(args.sampler_trace, traced_before)})
         if args.phases:
             await phases(llm, prompt, pages, dt, one)
         llm.shutdown()
@@ -328,6 +335,75 @@ def row_engine_async(args: argparse.Namespace) -> None:
         record(args, split)
 
     asyncio.run(main())
+
+
+def install_sampler_trace(path: str) -> None:
+    """Time vLLM's top-k/top-p step on every engine step, and look at the logits now and then.
+
+    Patched here, in the bench process, before the engine starts: vLLM forks its engine-core
+    process, which inherits the patch (as it does the Pixtral one). Every call's GPU time is taken
+    with CUDA events; every 25th call also records the logits' max, min, std and non-finite count
+    (they answer whether the step gets slower as a random-weight model's outputs grow, and why).
+    Lines go to ``path`` (JSON) in blocks of 50 calls, each block after one synchronize, so the
+    engine's CPU/GPU overlap is broken once per ~50 steps. A diagnostic: not for timed rows.
+    """
+    import torch
+    from vllm.v1.worker.gpu.sample import sampler as v2_sampler
+    from vllm.v1.worker.gpu.sample import states as v2_states
+
+    orig = v2_sampler.apply_top_k_top_p
+    pending: list[tuple[int, int, Any, Any, Any]] = []
+    calls = [0]
+
+    def flush() -> None:
+        pending[-1][3].synchronize()
+        with open(path, "a") as f:
+            for n, rows, a, b, st in pending:
+                row: dict[str, Any] = {"call": n, "rows": rows, "ms": round(a.elapsed_time(b), 4)}
+                if st is not None:
+                    row.update(zip(("max", "min", "std", "nonfinite"), (round(float(v), 5) for v in st.tolist()), strict=True))
+                f.write(json.dumps(row) + "\n")
+        pending.clear()
+
+    def traced(logits: Any, k: Any, p: Any) -> Any:
+        if torch.cuda.is_current_stream_capturing() or (k is None and p is None):
+            return orig(logits, k, p)
+        calls[0] += 1
+        st = None
+        if calls[0] % 25 == 0:
+            x = logits.float()
+            st = torch.stack([x.amax(), x.amin(), x.std(), (~torch.isfinite(x)).sum().float()])
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        out = orig(logits, k, p)
+        b.record()
+        pending.append((calls[0], int(logits.shape[0]), a, b, st))
+        if len(pending) >= 50:
+            flush()
+        return out
+
+    v2_sampler.apply_top_k_top_p = traced
+    if hasattr(v2_states, "apply_top_k_top_p"):
+        v2_states.apply_top_k_top_p = traced
+
+
+def summarise_sampler_trace(path: str, skip: int = 0) -> dict[str, Any]:
+    """The trace's top-p step time by tenths of the calls, its slowest calls, and the logit stats
+    (the first ``skip`` lines, written before the measured pass, left out)."""
+    import statistics
+
+    rows = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()][skip:] if Path(path).exists() else []
+    if not rows:
+        return {"sampler_trace_calls": 0}
+    n = len(rows)
+    ms = [r["ms"] for r in rows]
+    stats = [r for r in rows if "std" in r]
+    return {
+        "sampler_trace_calls": n, "topp_total_s": round(sum(ms) / 1e3, 2),
+        "topp_median_ms_by_tenth": [round(statistics.median(ms[k * n // 10:(k + 1) * n // 10] or [0]), 3) for k in range(10)],
+        "topp_slowest": sorted(rows, key=lambda r: -r["ms"])[:5],
+        "logits_by_tenth": [stats[k * len(stats) // 10] for k in range(10)] if len(stats) >= 10 else stats,
+    }
 
 
 def mark(name: str, what: str) -> None:
@@ -548,8 +624,8 @@ def report(args: argparse.Namespace) -> None:
     for r in rows:
         s = f"mbt={r['mbt']} seqs={r['seqs']} profile={r['profile']} patch={r['patch']}"
         s += f" kv={r.get('kv', 'auto')}"
-        if r["row"] == "engine-async-phases":
-            notes = {k: v for k, v in r.items() if k.endswith("_s") or k in ("prompt_tokens", "prefill_only_error")}
+        if "seconds" not in r:  # a split or diagnostic row (phases, sampler trace): its figures as notes
+            notes = {k: v for k, v in r.items() if k not in ("row", "pages", "date", "mbt", "seqs", "out_tokens", "profile", "patch", "kv")}
             print(f"| {r['row']} | {s} | {r['pages']} | - | - | - | {notes} |")
             continue
         notes = {k: v for k, v in r.items()
@@ -578,6 +654,8 @@ def main() -> None:
                     help="engine-async: torch-profile 20 decode steps at full batch; CUDA time by kernel in DIR")
     ap.add_argument("--profile-delay", type=int, default=100, help="engine steps before --profile-decode starts")
     ap.add_argument("--profile-iters", type=int, default=20, help="engine steps that --profile-decode records")
+    ap.add_argument("--sampler-trace", default="", metavar="FILE",
+                    help="engine-async: time vLLM's top-p step on every engine step (and logit stats) into FILE; a diagnostic")
     ap.add_argument("--iter-log", action="store_true",
                     help="engine-async: vLLM logs every engine step (batch make-up, elapsed ms); bench/iter_summary.py reads it")
     ap.add_argument("--docs-limit", type=int, default=0, help="daemon row: drop only the first N PDFs (0 = all)")

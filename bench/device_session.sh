@@ -15,7 +15,7 @@
 # forward/sample ranges, wall time per step; summarised by bench/trace_summary.py), prof_late* (the
 # same 800 steps in) and prof_ramp* (the first 45 steps, where the encoder runs), and
 # engine_iters / engine_fp8_iters (the engine row with every step's make-up and time logged,
-# summarised by bench/iter_summary.py).
+# summarised by bench/iter_summary.py), sampler_trace (vLLM's top-p step timed on every step).
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -38,6 +38,8 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
                  grep -q "2 passed" $OUT/test_c.log || { echo "varlen encoder check failed: per_image for the rest"; export OCR_DAEMON_PIXTRAL_PATCH=per_image; } ;;
     sampler)     step sampler 180 python bench/bench_sampler.py --results $OUT/sampler.jsonl ;;
     engine)      step engine 300 $B engine-async --dir $W --results $R --phases ;;
+    sampler_trace) # top-p step time on every engine step of the row, logit stats every 25th (a diagnostic)
+                 step sampler_trace 300 $B engine-async --dir $W --results $R --sampler-trace $OUT/sampler_trace.jsonl ;;
     engine_iters|engine_fp8_iters)
                  # every engine step of the row and its phases (top-p, greedy, top-p again) logged
                  extra=""; [ $row = engine_fp8_iters ] && extra="--kv-dtype fp8"

@@ -208,20 +208,15 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from daemon.journal import Journal, journal_path
+    from daemon.journal import Journal, journal_exists, journal_path
     from daemon.models import DocState
 
     cfg = load_config(args.config)
-    path = journal_path(cfg.daemon.state_dir)
-    try:
-        exists = path.exists()
-    except OSError as e:  # e.g. the service's 0750 state folder, read by another user
-        raise FatalError(f"cannot read the journal {path}: {e}", ExitCode.STATE) from e
-    if not exists:  # status never creates a journal (or its folder)
+    if not journal_exists(cfg.daemon.state_dir):  # status never creates a journal (or its folder)
         if args.json:
             print(json.dumps({"counts": {}, "recent_failures": []}, indent=2))
         else:
-            print(f"journal: {path} (none yet: the daemon has not run with this state_dir)")
+            print(f"journal: {journal_path(cfg.daemon.state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
     # read-only: `sudo ocr-daemon status` must not create or own anything in the service's state
     # folder (SQLite itself gives the -wal/-shm files a root process creates to the journal's owner)
@@ -247,11 +242,11 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:
-    from daemon.journal import Journal, journal_path
+    from daemon.journal import Journal, journal_exists, journal_path
     from daemon.outputs import error_note_name, move_file
 
     cfg = load_config(args.config)
-    if not journal_path(cfg.daemon.state_dir).exists():  # nothing was ever journaled: create nothing
+    if not journal_exists(cfg.daemon.state_dir):  # nothing was ever journaled: create nothing
         print(f"no journal at {journal_path(cfg.daemon.state_dir)}: nothing to requeue", file=sys.stderr)
         return ExitCode.OK if args.failed else ExitCode.FAILURES
     journal = Journal(cfg.daemon.state_dir)

@@ -118,6 +118,16 @@ def journal_path(state_dir: Path) -> Path:
     return Path(state_dir) / "journal.sqlite3"
 
 
+def journal_exists(state_dir: Path) -> bool:
+    """Whether ``state_dir`` holds a journal; a folder this user cannot look into is a ``FatalError``
+    (e.g. the service's 0750 state folder, read by another user)."""
+    path = journal_path(state_dir)
+    try:
+        return path.is_file()
+    except OSError as e:
+        raise FatalError(f"cannot read the journal {path}: {e}", ExitCode.STATE) from e
+
+
 class Journal:
     """SQLite journal. Open once per process; methods may be called from any thread.
 

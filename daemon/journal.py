@@ -143,7 +143,7 @@ class Journal:
         self._local = threading.local()
         try:
             if readonly:
-                if not self.path.is_file():
+                if not journal_exists(self.state_dir):
                     raise FatalError(f"no journal at {self.path}", ExitCode.STATE)
                 self._conn().execute("SELECT count(*) FROM documents").fetchone()
                 return

@@ -390,7 +390,7 @@ def install_sampler_trace(path: str) -> None:
 def summarise_sampler_trace(path: str, skip: int = 0) -> dict[str, Any]:
     """The trace's top-p step time by tenths of the calls, its slowest calls, and the logit stats
     (the first ``skip`` lines, written before the measured pass, left out)."""
-    import statistics
+    from iter_summary import median_by_tenth  # bench/, beside this script
 
     rows = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()][skip:] if Path(path).exists() else []
     if not rows:
@@ -400,7 +400,7 @@ def summarise_sampler_trace(path: str, skip: int = 0) -> dict[str, Any]:
     stats = [r for r in rows if "std" in r]
     return {
         "sampler_trace_calls": n, "topp_total_s": round(sum(ms) / 1e3, 2),
-        "topp_median_ms_by_tenth": [round(statistics.median(ms[k * n // 10:(k + 1) * n // 10] or [0]), 3) for k in range(10)],
+        "topp_median_ms_by_tenth": median_by_tenth(ms, 3) if n >= 10 else ms,
         "topp_slowest": sorted(rows, key=lambda r: -r["ms"])[:5],
         "logits_by_tenth": [stats[k * len(stats) // 10] for k in range(10)] if len(stats) >= 10 else stats,
     }

@@ -55,6 +55,13 @@ def parse(lines: list[str], walls: dict[str, float] | None = None) -> dict[str, 
     return passes
 
 
+def median_by_tenth(values: list[float], digits: int = 2) -> list[float]:
+    """Medians of the ten consecutive tenths of ``values`` (at least 10 of them): does a step get
+    slower as a pass goes on?"""
+    n = len(values)
+    return [round(statistics.median(values[k * n // 10:(k + 1) * n // 10]), digits) for k in range(10)]
+
+
 def _agg(steps: list[dict[str, float]]) -> dict[str, Any]:
     ms = [s["ms"] for s in steps]
     if not ms:
@@ -75,9 +82,7 @@ def summarise(steps: list[dict[str, float]]) -> dict[str, Any]:
     }
     # decode steps in tenths of the pass: does a step get slower as the contexts grow?
     if len(decode) >= 10:
-        n = len(decode)
-        out["decode_median_ms_by_tenth"] = [round(statistics.median(s["ms"] for s in decode[k * n // 10:(k + 1) * n // 10]), 2)
-                                            for k in range(10)]
+        out["decode_median_ms_by_tenth"] = median_by_tenth([s["ms"] for s in decode])
     out["slowest"] = [{k: s[k] for k in ("i", "ctx_reqs", "ctx_tokens", "gen_reqs", "enc_inputs", "ms")}
                       for s in sorted(steps, key=lambda s: -s["ms"])[:8]]
     return out

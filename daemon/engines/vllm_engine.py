@@ -21,9 +21,12 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   is then run alone (isolated); if the engine dies again while it is the only suspect, its future
   fails with ``InputError`` (only that document fails).
 - Warm-up: before ``start()`` returns, ``warmup_pages`` blank pages at the render size run through
-  the engine together (a few tokens each), so one-time costs (Triton JIT of the top-k/top-p
-  sampling kernel, first encoder run) are paid at start rather than by the first user file or
-  inside the first big batch. A failed or slow warm-up is logged and does not stop the start.
+  the engine together (``warmup_tokens`` each, EOS ignored so that they all decode in the same
+  steps), so one-time costs (Triton JIT of the top-k/top-p sampling kernel, first encoder run) are
+  paid at start rather than by the first user file or inside the first big batch. Triton compiles
+  that kernel once per kind of batch size (1, a multiple of 16, any other: it specialises integer
+  arguments), so the warm-up reaches a batch of 16. A failed or slow warm-up is logged and does
+  not stop the start.
 - ``close(drain_timeout)`` stops taking pages, waits for in-flight ones up to ``drain_timeout``,
   then fails the rest with ``EngineDeadError`` (the pipeline re-queues them) and stops vLLM.
 
@@ -417,11 +420,13 @@ class VllmEngine(Engine):
     #: Pad pages to 28 px multiples and tell the HF processor not to resample (saves CPU).
     presize: bool = True
     #: Blank pages run together at start (0 = no warm-up). On the H200, without it the first
-    #: 1-page file after a start took 10.9 s instead of 3.5 s and the first big batch paid a
-    #: Triton JIT compile of the sampler (bench/RESULTS.md); 8 concurrent pages trigger it.
-    warmup_pages: int = 8
-    #: Tokens generated per warm-up page, and the most the warm-up may take.
-    warmup_tokens: int = 8
+    #: 1-page file after a start took 10.9 s instead of 3.5 s, and with 8 pages the first batch
+    #: of a multiple of 16 pages still stopped the engine ~2 s for a Triton compile of the
+    #: top-p kernel (bench/RESULTS.md, sampler trace): 16 pages decoding together cover it.
+    warmup_pages: int = 16
+    #: Tokens generated per warm-up page (enough steps for all pages to be decoding at once),
+    #: and the most the warm-up may take.
+    warmup_tokens: int = 32
     warmup_timeout: float = 180.0
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
@@ -553,7 +558,7 @@ class VllmEngine(Engine):
         temperature = self.cfg.sampling.temperature
         try:
             await asyncio.wait_for(
-                asyncio.gather(*(self._request(llm, img, temperature, self.warmup_tokens, 0) for _ in range(n))),
+                asyncio.gather(*(self._request(llm, img, temperature, self.warmup_tokens, 0, warm=True) for _ in range(n))),
                 self.warmup_timeout,
             )
         except Exception as e:  # an optimisation only: real pages get the full error handling
@@ -709,8 +714,13 @@ class VllmEngine(Engine):
         self._last_progress = time.monotonic()
         return res
 
-    async def _request(self, llm: Any, img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
-        """One request to vLLM: image preprocessing in vLLM's renderer pool, then generation."""
+    async def _request(
+        self, llm: Any, img: Image.Image, temperature: float, max_tokens: int, priority: int, warm: bool = False
+    ) -> GenResult:
+        """One request to vLLM: image preprocessing in vLLM's renderer pool, then generation.
+
+        ``warm``: a warm-up page, which generates exactly ``max_tokens`` (EOS ignored).
+        """
         from vllm import SamplingParams
         from vllm.sampling_params import RequestOutputKind
 
@@ -721,6 +731,8 @@ class VllmEngine(Engine):
 
         kw = sampling_kwargs(self.cfg, temperature, max_tokens)
         kw.update({k: v for k, v in self.sampling_overrides.items() if k != "max_tokens"})
+        if warm:
+            kw["ignore_eos"] = True
         sp = SamplingParams(output_kind=RequestOutputKind.FINAL_ONLY, **kw)
         prompt: dict[str, Any] = {"prompt": self._prompt, "multi_modal_data": {"image": img}}
         if self.presize and img.width % 28 == 0 and img.height % 28 == 0:

@@ -175,7 +175,7 @@ def row_engine(args: argparse.Namespace) -> None:
     """Offline ``LLM.generate`` of the pre-rendered pages (vLLM's own serial preprocessing included)."""
     from vllm import LLM
 
-    from daemon.engines.vllm_engine import patch_pixtral_attention
+    from daemon.engines.vllm_engine import VllmEngine, patch_pixtral_attention
 
     patch_pixtral_attention()
     pages = load_pages(args)
@@ -186,8 +186,8 @@ def row_engine(args: argparse.Namespace) -> None:
     t_start = time.time() - t0
     tok = llm.get_tokenizer()
     prompt = tok.apply_chat_template([{"role": "user", "content": [{"type": "image"}]}], tokenize=False, add_generation_prompt=True)
-    warm = [{"prompt": prompt, "multi_modal_data": {"image": im}} for im in pages[:8]]
-    llm.generate(warm, sampling(args), use_tqdm=False)
+    warm = [{"prompt": prompt, "multi_modal_data": {"image": _one_pixel_changed(im, 7)}} for im in pages[: VllmEngine.warmup_pages]]
+    llm.generate(warm, sampling(args, max_tokens=VllmEngine.warmup_tokens), use_tqdm=False)
     reqs = [{"prompt": prompt, "multi_modal_data": {"image": im}} for im in pages]
     with GpuMem() as mem:
         t1 = time.time()
@@ -205,7 +205,7 @@ def row_engine_async(args: argparse.Namespace) -> None:
     from vllm.v1.engine.async_llm import AsyncLLM
 
     from daemon.engines.textguard import pad_to_multiple
-    from daemon.engines.vllm_engine import patch_pixtral_attention
+    from daemon.engines.vllm_engine import VllmEngine, patch_pixtral_attention
 
     patch_pixtral_attention()
     if args.sampler_trace:
@@ -229,6 +229,10 @@ def row_engine_async(args: argparse.Namespace) -> None:
         # pass each step belongs to
         kw["disable_log_stats"] = False
         kw["enable_logging_iteration_details"] = True
+    if args.jit_verbose:
+        # vLLM's JIT monitor logs every kernel compiled after start, with its specialisation
+        # (by default only the first one, once)
+        kw["jit_monitor_verbose"] = True
 
     async def main() -> None:
         t0 = time.time()
@@ -241,21 +245,31 @@ def row_engine_async(args: argparse.Namespace) -> None:
             sp = sampling(args, temperature=0.0, top_p=1.0, output_kind=RequestOutputKind.FINAL_ONLY)
         ids = iter(range(10**9))
 
+        rendered_at: list[float] = []  # when each page's input processing ended (time.time())
+
         async def one(im: Any, sp: Any = sp) -> int:
             p: dict[str, Any] = {"prompt": prompt, "multi_modal_data": {"image": im}}
             if args.no_resize:
                 p["mm_processor_kwargs"] = {"do_resize": False}
             inp = await llm.renderer.render_cmpl_async([p])
+            rendered_at.append(time.time())
             last = None
             async for out in llm.generate(inp[0], sp, f"r{next(ids)}"):
                 last = out
             assert last is not None
             return len(last.outputs[0].token_ids)
 
-        await asyncio.gather(*(one(im) for im in pages[:8]))
+        # the daemon's warm-up (VllmEngine.warmup_pages pages of warmup_tokens decoding together),
+        # so that the measured pass pays no one-time cost the daemon does not pay either
+        warm_sp = sampling(args, max_tokens=VllmEngine.warmup_tokens, output_kind=RequestOutputKind.FINAL_ONLY)
+        # (on copies with one pixel changed, as the later passes: nothing computed for the
+        # measured pages before the pass)
+        warm_pages = [_one_pixel_changed(im, 7) for im in pages[: VllmEngine.warmup_pages]]
+        await asyncio.gather(*(one(im, warm_sp) for im in warm_pages))
         if args.profile_decode:
             await llm.start_profile()
         traced_before = len(Path(args.sampler_trace).read_text().splitlines()) if args.sampler_trace and Path(args.sampler_trace).exists() else 0
+        rendered_at.clear()
         with GpuMem() as mem:
             t1 = time.time()
             mark("full", "start")
@@ -268,18 +282,23 @@ def row_engine_async(args: argparse.Namespace) -> None:
             except Exception as e:  # noqa: BLE001 - the table is written either way
                 print(f"stop_profile: {e!r}", flush=True)
         row_name = "engine-async" + ("-profiled" if args.profile_decode else "") + ("-greedy" if args.greedy else "")
+        # input processing of the pass's pages: when the first, the median and the last one were
+        # ready to go to the engine core (s after the pass started), i.e. how long the engine
+        # could not have started for want of input
+        ready = _first_median_last([t - t1 for t in rendered_at])
         record(args, {"row": row_name, "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                       "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1),
-                      "no_resize": bool(args.no_resize)})
+                      "no_resize": bool(args.no_resize),
+                      "inputs_ready_s": ready})
         if args.sampler_trace:
             await asyncio.sleep(1)
             record(args, {"row": "engine-async-sampler-trace", "pages": len(pages),
                           **summarise_sampler_trace(args.sampler_trace, traced_before)})
         if args.phases:
-            await phases(llm, prompt, pages, dt, one)
+            await phases(llm, prompt, pages, dt, one, rendered_at)
         llm.shutdown()
 
-    async def phases(llm: Any, prompt: str, pages: list[Any], full_s: float, one_page: Any) -> None:
+    async def phases(llm: Any, prompt: str, pages: list[Any], full_s: float, one_page: Any, rendered_at: list[float]) -> None:
         """Split the row's time: input processing, encoder + prefill (1 token), text-only prefill."""
         split: dict[str, Any] = {"row": "engine-async-phases", "pages": len(pages), "full_s": round(full_s, 2)}
         t = time.time()
@@ -327,11 +346,13 @@ def row_engine_async(args: argparse.Namespace) -> None:
         topp = sampling(args, output_kind=RequestOutputKind.FINAL_ONLY)
         for k, (name, sp) in enumerate((("greedy_full_s", greedy), ("topp_again_s", topp)), start=1):
             fresh = [_one_pixel_changed(im, k) for im in pages]
+            rendered_at.clear()
             t = time.time()
             mark(name.removesuffix("_s"), "start")
             await asyncio.gather(*(one_page(im, sp) for im in fresh))
             mark(name.removesuffix("_s"), "end")
             split[name] = round(time.time() - t, 2)
+            split[name.removesuffix("_s") + "_inputs_ready_s"] = _first_median_last([x - t for x in rendered_at])
         record(args, split)
 
     asyncio.run(main())
@@ -409,6 +430,12 @@ def summarise_sampler_trace(path: str, skip: int = 0) -> dict[str, Any]:
 def mark(name: str, what: str) -> None:
     """A pass boundary in the log, for bench/iter_summary.py (vLLM's step lines go to the same stream)."""
     print(f"PASS {name} {what} {time.time():.3f}", flush=True)
+
+
+def _first_median_last(xs: list[float]) -> list[float]:
+    """``[first, median, last]`` of ``xs``, rounded to 10 ms (``[]`` for none)."""
+    ys = sorted(xs)
+    return [round(ys[0], 2), round(ys[len(ys) // 2], 2), round(ys[-1], 2)] if ys else []
 
 
 def _one_pixel_changed(im: Any, k: int) -> Any:
@@ -656,6 +683,8 @@ def main() -> None:
     ap.add_argument("--profile-iters", type=int, default=20, help="engine steps that --profile-decode records")
     ap.add_argument("--sampler-trace", default="", metavar="FILE",
                     help="engine-async: time vLLM's top-p step on every engine step (and logit stats) into FILE; a diagnostic")
+    ap.add_argument("--jit-verbose", action="store_true",
+                    help="engine-async: vLLM's JIT monitor logs every kernel compile after start, not only the first")
     ap.add_argument("--iter-log", action="store_true",
                     help="engine-async: vLLM logs every engine step (batch make-up, elapsed ms); bench/iter_summary.py reads it")
     ap.add_argument("--docs-limit", type=int, default=0, help="daemon row: drop only the first N PDFs (0 = all)")

@@ -7,9 +7,12 @@ Contract:
   at once, so a task's place is decided when a worker is free, not when it was submitted: opening a new
   file (priority -1) and the first pages of a small file overtake page 40 of a big one that was
   queued earlier.
-- ``RenderTask.started`` is the ``time.monotonic()`` at which the task was handed to a worker
-  (``None`` while it waits), so callers time out on running time, not on queueing
-  (``deadline``/``overdue``); ``.executor`` is the process pool it ran on, for ``kill``/``reset``.
+- ``RenderTask.started`` is the ``time.monotonic()`` at which the task was handed to the process
+  pool (``None`` while it waits in the priority queue), so callers time out on running time, not
+  on queueing (``deadline``/``overdue``). With ``prefetch`` tasks handed over beyond the workers,
+  a task can still wait there until a worker finishes its current render, so a deadline may
+  include up to one other page's render (~10 ms at 1540 px, against limits of seconds); ``.executor`` is the
+  process pool it ran on, for ``kill``/``reset``.
 - A worker that crashes or is killed breaks its process pool: the tasks running on it fail with
   ``BrokenProcessPool``, the pool is rebuilt on the next dispatch, and tasks still waiting in the
   queue run on the new one. ``cancel()`` works while a task waits.

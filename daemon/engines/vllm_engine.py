@@ -24,9 +24,9 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   the engine together (``warmup_tokens`` each, EOS ignored so that they all decode in the same
   steps), so one-time costs (Triton JIT of the top-k/top-p sampling kernel, first encoder run) are
   paid at start rather than by the first user file or inside the first big batch. Triton compiles
-  that kernel once per kind of batch size (1, a multiple of 16, any other: it specialises integer
-  arguments), so the warm-up reaches a batch of 16. A failed or slow warm-up is logged and does
-  not stop the start.
+  that kernel twice, for batch sizes that are multiples of 16 and for the others (it specialises
+  integer arguments on divisibility by 16), so the warm-up reaches a batch of 16. A failed or slow
+  warm-up is logged and does not stop the start.
 - ``close(drain_timeout)`` stops taking pages, waits for in-flight ones up to ``drain_timeout``,
   then fails the rest with ``EngineDeadError`` (the pipeline re-queues them) and stops vLLM.
 

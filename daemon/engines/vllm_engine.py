@@ -20,9 +20,9 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   pages are re-submitted (nothing lost). A page in flight at ``PAGE_KILL_LIMIT`` engine deaths
   is then run alone (isolated); if the engine dies again while it is the only suspect, its future
   fails with ``InputError`` (only that document fails).
-- Warm-up: before ``start()`` returns, ``warmup_pages`` blank pages at the render size run through
-  the engine together (``warmup_tokens`` each, EOS ignored so that they all decode in the same
-  steps), so one-time costs (Triton JIT of the top-k/top-p sampling kernel, first encoder run) are
+- Warm-up: before ``start()`` returns, one blank page at the render size runs alone, then
+  ``warmup_pages`` run through the engine together (``warmup_tokens`` each, EOS ignored so that
+  they all decode in the same steps), so one-time costs (Triton JIT of the top-k/top-p sampling kernel, first encoder run) are
   paid at start rather than by the first user file or inside the first big batch. Triton compiles
   that kernel twice, for batch sizes that are multiples of 16 and for the others (it specialises
   integer arguments on divisibility by 16), so the warm-up reaches a batch of 16. A failed or slow
@@ -549,22 +549,35 @@ class VllmEngine(Engine):
         return img
 
     async def _warm_up(self, llm: Any) -> None:
-        """Run ``warmup_pages`` blank pages together; log (never raise) when that fails or stalls."""
+        """Run one blank page alone, then ``warmup_pages`` together; log (never raise) when that
+        fails or stalls (``warmup_timeout`` for the whole).
+
+        The lone page goes first because vLLM's first input processing in a new process is slow
+        (47-62 s from engine ready to the first engine step on the H200, bench/RESULTS.md): alone,
+        it is paid by one renderer thread instead of by all of them at once, and the log tells
+        that cost apart from the batch's.
+        """
         n = self.warmup_pages
         if n <= 0:
             return
         img = self.warmup_image()
         t0 = time.monotonic()
+        t1 = t0
         temperature = self.cfg.sampling.temperature
+
+        async def run() -> None:
+            nonlocal t1
+            await self._request(llm, img, temperature, self.warmup_tokens, 0, warm=True)
+            t1 = time.monotonic()
+            await asyncio.gather(*(self._request(llm, img, temperature, self.warmup_tokens, 0, warm=True) for _ in range(n)))
+
         try:
-            await asyncio.wait_for(
-                asyncio.gather(*(self._request(llm, img, temperature, self.warmup_tokens, 0, warm=True) for _ in range(n))),
-                self.warmup_timeout,
-            )
+            await asyncio.wait_for(run(), self.warmup_timeout)
         except Exception as e:  # an optimisation only: real pages get the full error handling
             log.warning("vLLM warm-up (%d pages) failed after %.1f s: %s: %s", n, time.monotonic() - t0, type(e).__name__, e)
             return
-        log.info("vLLM warm-up: %d pages of %dx%d px in %.1f s", n, img.width, img.height, time.monotonic() - t0)
+        log.info("vLLM warm-up: 1 page alone in %.1f s, then %d pages of %dx%d px together in %.1f s",
+                 t1 - t0, n, img.width, img.height, time.monotonic() - t1)
 
     def _chat_prompt(self) -> str:
         tok = self._llm.renderer.get_tokenizer()

@@ -419,7 +419,7 @@ class VllmEngine(Engine):
     guards: bool = True
     #: Pad pages to 28 px multiples and tell the HF processor not to resample (saves CPU).
     presize: bool = True
-    #: Blank pages run together at start (0 = no warm-up). On the H200, without it the first
+    #: Blank pages run together at start, after one alone (0 = no warm-up). On the H200, without it the first
     #: 1-page file after a start took 10.9 s instead of 3.5 s, and with 8 pages the first batch
     #: of a multiple of 16 pages still stopped the engine ~2 s for a Triton compile of the
     #: top-p kernel (bench/RESULTS.md, sampler trace): 16 pages decoding together cover it.

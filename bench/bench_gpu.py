@@ -513,8 +513,12 @@ def row_daemon(args: argparse.Namespace) -> None:
     for sub in ("inbox", "out", "state", "failed", "stage"):
         (work / sub).mkdir(parents=True)
     conf = _daemon_config(args, work)
-    log = open(work / "daemon.log", "w")  # noqa: SIM115 - the daemon writes it until the finally below
+    # append mode: with --iter-log the bench writes PASS markers into the same file (O_APPEND keeps
+    # both writers' lines whole)
+    log = open(work / "daemon.log", "a")  # noqa: SIM115 - the daemon writes it until the finally below
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if args.iter_log:
+        env["OCR_BENCH_ITER_LOG"] = "1"  # vLLM's per-step lines and RENDERED times (daemon_bench_wrapper.py)
     cmd = [sys.executable, str(ROOT / "bench" / "daemon_bench_wrapper.py"), str(args.out_tokens), "run", "--config", str(conf), "--engine", args.engine_kind]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
@@ -548,6 +552,7 @@ def row_daemon(args: argparse.Namespace) -> None:
         base = _count_json(out)
         with GpuMem() as mem:
             t1 = time.time()
+            _daemon_log_mark(work, "daemon", "start", t1)
             for p in staged:
                 os.rename(p, work / "inbox" / p.name)
             while _count_json(out) < base + len(staged):
@@ -555,11 +560,19 @@ def row_daemon(args: argparse.Namespace) -> None:
                     raise SystemExit(f"daemon died with {proc.returncode}")
                 time.sleep(0.05)
             dt = time.time() - t1
+            _daemon_log_mark(work, "daemon", "end", time.time())
+        extra: dict[str, Any] = {}
+        if args.iter_log:
+            # the pages' input processing in vLLM's renderer, from the daemon's RENDERED lines:
+            # first, median and last page ready to go to the engine core, in s after the drop
+            rendered = [float(line.split()[1]) for line in (work / "daemon.log").read_text(errors="replace").splitlines()
+                        if line.startswith("RENDERED ")]
+            extra["inputs_ready_s"] = _first_median_last([t - t1 for t in rendered if t >= t1])
         failed = list((work / "failed").iterdir())
         mixed: dict[str, Any] = {}
         if args.mixed:
             mixed = _mixed_probe(args, work, proc)
-        record(args, {**mixed, "row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
+        record(args, {**mixed, **extra, "row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
                       "pages_per_s": round(n_pages / dt, 3), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1),
                       "idle_latency_s": [round(x, 2) for x in lat], "failed": len(failed),
                       "stability_delay_s": 0.5, "doc_workers": args.doc_workers})
@@ -567,6 +580,12 @@ def row_daemon(args: argparse.Namespace) -> None:
         _stop(proc, signal.SIGTERM, 90)
         log.close()
         shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}.log")
+
+
+def _daemon_log_mark(work: Path, name: str, what: str, t: float) -> None:
+    """A PASS marker (as ``mark``) appended to the daemon's log, for bench/iter_summary.py."""
+    with open(work / "daemon.log", "a") as f:
+        f.write(f"PASS {name} {what} {t:.3f}\n")
 
 
 def _mixed_probe(args: argparse.Namespace, work: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
@@ -688,7 +707,8 @@ def main() -> None:
     ap.add_argument("--jit-verbose", action="store_true",
                     help="engine-async: vLLM's JIT monitor logs every kernel compile after start, not only the first")
     ap.add_argument("--iter-log", action="store_true",
-                    help="engine-async: vLLM logs every engine step (batch make-up, elapsed ms); bench/iter_summary.py reads it")
+                    help="engine-async, daemon: vLLM logs every engine step (batch make-up, elapsed ms); bench/iter_summary.py "
+                         "reads it (for the daemon, from its log, with the pages' input-processing times)")
     ap.add_argument("--docs-limit", type=int, default=0, help="daemon row: drop only the first N PDFs (0 = all)")
     ap.add_argument("--big-pages", type=int, default=300, help="pages row: pages of big.pdf")
     ap.add_argument("--mixed", type=float, default=0.0,

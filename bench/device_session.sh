@@ -16,7 +16,8 @@
 # same 800 steps in) and prof_ramp* (the first 45 steps, where the encoder runs), and
 # engine_iters / engine_fp8_iters (the engine row with every step's make-up and time logged,
 # summarised by bench/iter_summary.py), sampler_trace (vLLM's top-p step timed on every step),
-# engine_fp8_jit (fp8 engine row, every step and every kernel JIT compile after start logged).
+# engine_fp8_jit (fp8 engine row, every step and every kernel JIT compile after start logged),
+# daemon_iters / daemon_fp8_iters (the daemon row with its own step timeline and input times).
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -58,6 +59,12 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
     engine_fp8_jit) # fp8 engine row with every step and every kernel JIT compile after start logged
                  step engine_fp8_jit 300 $B engine-async --dir $W --results $R --kv-dtype fp8 --iter-log --jit-verbose
                  python bench/iter_summary.py $OUT/engine_fp8_jit.log --json $OUT/engine_fp8_jit_summary.json > $OUT/engine_fp8_jit_summary.txt 2>&1 ;;
+    daemon_iters|daemon_fp8_iters)
+                 # the daemon row with vLLM's per-step log and each page's input-processing time in
+                 # the daemon's log, PASS markers around the timed part: the daemon's own timeline
+                 kv=auto; [ $row = daemon_fp8_iters ] && kv=fp8
+                 step $row 260 $B daemon --dir $W --results $R --kv-dtype $kv --iter-log
+                 python bench/iter_summary.py $OUT/daemon-default-$kv.log --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1 ;;
     engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 240 $B engine-async --dir $W --results $R ;;
     daemon)      step daemon 400 $B daemon --dir $W --results $R --mixed 10 ;;
     seed)        step seed 240 $B seed --dir $W --results $R --pages 16 ;;

@@ -32,7 +32,8 @@ _engine_args = vllm_engine.engine_args
 ITER_LOG = os.environ.get("OCR_BENCH_ITER_LOG") == "1"
 
 
-def _verbose_jit_engine_args(*a: Any, **kw: Any) -> dict[str, Any]:
+def _bench_engine_args(*a: Any, **kw: Any) -> dict[str, Any]:
+    """The daemon's vLLM arguments plus the bench's logging (JIT compiles; steps with ITER_LOG)."""
     extra: dict[str, Any] = {"jit_monitor_verbose": True}
     if ITER_LOG:
         extra.update(enable_logging_iteration_details=True, disable_log_stats=False)
@@ -59,7 +60,7 @@ def _print_render_times() -> None:
 if __name__ == "__main__":
     VllmEngine.sampling_overrides = {"ignore_eos": True, "max_tokens": int(sys.argv[1])}
     VllmEngine.guards = False
-    vllm_engine.engine_args = _verbose_jit_engine_args  # type: ignore[assignment]
+    vllm_engine.engine_args = _bench_engine_args  # type: ignore[assignment]
     if ITER_LOG:
         _print_render_times()
     sys.exit(main(sys.argv[2:]))

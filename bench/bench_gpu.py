@@ -83,10 +83,26 @@ def cfg_for(args: argparse.Namespace) -> Any:
         "gpu_memory_utilization": args.gpu_util,
         "max_pages_in_flight": args.in_flight,
         "kv_cache_dtype": args.kv_dtype,
+        **_attn_settings(args),
     }
     if args.profile:
         v["profile"] = args.profile
     return EngineCfg(kind="vllm", model=str(args.model), vllm=v)
+
+
+def _attn_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The attention kernel and KV block of the row (only when set: vLLM's own choice otherwise)."""
+    out: dict[str, Any] = {}
+    if args.attn != "auto":
+        out["attention_backend"] = args.attn
+    if args.block_size:
+        out["block_size"] = args.block_size
+    return out
+
+
+def _attn_tag(args: argparse.Namespace) -> str:
+    """File-name suffix for a row with its own attention settings ("" with vLLM's)."""
+    return "".join(f"-{v}" for v in _attn_settings(args).values())
 
 
 def engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -116,6 +132,7 @@ def record(args: argparse.Namespace, row: dict[str, Any]) -> None:
         date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
         mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
         patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen"), kv=args.kv_dtype,
+        attn=args.attn, block=args.block_size or "default",
     )
     print("RESULT", json.dumps(row), flush=True)
     with open(args.results, "a") as f:
@@ -484,7 +501,7 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
         "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
-                            "kv_cache_dtype": args.kv_dtype,
+                            "kv_cache_dtype": args.kv_dtype, **_attn_settings(args),
                             **({"profile": args.profile} if args.profile else {})}},
         "inboxes": [{"path": str(work / "inbox"), "stability_delay": 0.5}],
         "routes": [{"name": "all", "formats": ["txt", "md", "json"], "destination": str(work / "out")}],
@@ -579,7 +596,7 @@ def row_daemon(args: argparse.Namespace) -> None:
     finally:
         _stop(proc, signal.SIGTERM, 90)
         log.close()
-        shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}.log")
+        shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}{_attn_tag(args)}.log")
 
 
 def _daemon_log_mark(work: Path, name: str, what: str, t: float) -> None:
@@ -672,8 +689,11 @@ def report(args: argparse.Namespace) -> None:
     for r in rows:
         s = f"mbt={r['mbt']} seqs={r['seqs']} profile={r['profile']} patch={r['patch']}"
         s += f" kv={r.get('kv', 'auto')}"
+        if r.get("attn", "auto") != "auto" or r.get("block", "default") != "default":
+            s += f" attn={r.get('attn', 'auto')} block={r.get('block', 'default')}"
         if "seconds" not in r:  # a split or diagnostic row (phases, sampler trace): its figures as notes
-            notes = {k: v for k, v in r.items() if k not in ("row", "pages", "date", "mbt", "seqs", "out_tokens", "profile", "patch", "kv")}
+            notes = {k: v for k, v in r.items() if k not in ("row", "pages", "date", "mbt", "seqs", "out_tokens", "profile", "patch", "kv",
+                                                              "attn", "block")}
             print(f"| {r['row']} | {s} | {r['pages']} | - | - | - | {notes} |")
             continue
         notes = {k: v for k, v in r.items()
@@ -697,6 +717,9 @@ def main() -> None:
     ap.add_argument("--in-flight", type=int, default=512)
     ap.add_argument("--profile", default="")
     ap.add_argument("--kv-dtype", default="auto", choices=["auto", "fp8"])
+    ap.add_argument("--attn", default="auto", choices=["auto", "FLASH_ATTN", "TRITON_ATTN"],
+                    help="attention backend (engine.vllm.attention_backend)")
+    ap.add_argument("--block-size", type=int, default=0, help="KV-cache block in tokens (0 = vLLM's)")
     ap.add_argument("--greedy", action="store_true", help="engine-async: greedy sampling instead of the model card's")
     ap.add_argument("--profile-decode", default="", metavar="DIR",
                     help="engine-async: torch-profile 20 decode steps at full batch; CUDA time by kernel in DIR")

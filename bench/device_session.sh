@@ -17,7 +17,9 @@
 # engine_iters / engine_fp8_iters (the engine row with every step's make-up and time logged,
 # summarised by bench/iter_summary.py), sampler_trace (vLLM's top-p step timed on every step),
 # engine_fp8_jit (fp8 engine row, every step and every kernel JIT compile after start logged),
-# daemon_iters / daemon_fp8_iters (the daemon row with its own step timeline and input times).
+# daemon_iters / daemon_fp8_iters (the daemon row with its own step timeline and input times),
+# attn (decode attention kernels alone, bench/bench_attention.py), engine_fp8_best / daemon_fp8_best
+# (fp8 rows with the attention kernel and KV block that attn found fastest).
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
 set -u
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
@@ -65,6 +67,20 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
                  kv=auto; [ $row = daemon_fp8_iters ] && kv=fp8
                  step $row 260 $B daemon --dir $W --results $R --kv-dtype $kv --iter-log
                  python bench/iter_summary.py $OUT/daemon-default-$kv.log --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1 ;;
+    attn)        # decode attention alone per kernel, KV dtype and block size (bench/bench_attention.py)
+                 step attn 200 python bench/bench_attention.py --results $OUT/attention.jsonl ;;
+    engine_fp8_best|daemon_fp8_best)
+                 # fp8 KV with the fastest decode attention that the attn row measured (vLLM's own if it won)
+                 best=$(python bench/bench_attention.py --pick fp8 --results $OUT/attention.jsonl)
+                 echo "$row: ${best:-vLLM default attention}"
+                 if [ $row = engine_fp8_best ]; then
+                   step $row 300 $B engine-async --dir $W --results $R --kv-dtype fp8 --iter-log $best
+                   log=$OUT/$row.log
+                 else
+                   step $row 260 $B daemon --dir $W --results $R --kv-dtype fp8 --iter-log $best
+                   log=$(ls -t $OUT/daemon-default-fp8*.log | head -1)
+                 fi
+                 python bench/iter_summary.py $log --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1 ;;
     engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 240 $B engine-async --dir $W --results $R ;;
     daemon)      step daemon 400 $B daemon --dir $W --results $R --mixed 10 ;;
     seed)        step seed 240 $B seed --dir $W --results $R --pages 16 ;;

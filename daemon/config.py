@@ -87,6 +87,9 @@ class VllmCfg(Strict):
     max_model_len: int = Field(8192, ge=1024)
     dtype: Literal["auto", "bfloat16", "float16"] = "bfloat16"
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"
+    # vLLM's choice when "auto" (FlashAttention 3 on Hopper); a tuning knob measured by bench/bench_attention.py
+    attention_backend: Literal["auto", "FLASH_ATTN", "TRITON_ATTN"] = "auto"
+    block_size: Literal[16, 32, 64, 128] | None = None
     profile: Literal["default", "16gb"] = "default"
     load_format: Literal["auto", "dummy", "safetensors"] = "auto"
     max_pages_in_flight: int = Field(512, ge=1)

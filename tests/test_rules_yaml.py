@@ -72,6 +72,8 @@ HELP: dict[str, str] = {
     "engine.vllm.max_model_len": "context length (image + text tokens) per page",
     "engine.vllm.dtype": "`auto`, `bfloat16` or `float16`",
     "engine.vllm.kv_cache_dtype": "`auto` (same as `dtype`) or `fp8` (half the KV-cache memory and decode traffic)",
+    "engine.vllm.attention_backend": "`auto` (vLLM's choice), `FLASH_ATTN` or `TRITON_ATTN`",
+    "engine.vllm.block_size": "KV-cache block in tokens: `null` (vLLM's), 16, 32, 64 or 128",
     "engine.vllm.profile": "`default` or `16gb` (settings for a 16 GB GPU)",
     "engine.vllm.load_format": "`auto`, `safetensors`, or `dummy` (random weights, tests only)",
     "engine.vllm.max_pages_in_flight": "back-pressure bound on submitted, unfinished pages",

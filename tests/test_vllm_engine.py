@@ -197,6 +197,10 @@ def test_engine_args_default_and_16gb_profile() -> None:
     assert a["renderer_num_workers"] == 8
     assert a["kv_cache_dtype"] == "auto"
     assert engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_dtype": "fp8"}))["kv_cache_dtype"] == "fp8"
+    # vLLM picks the attention kernel and KV block unless the config names them
+    assert "attention_backend" not in a and "block_size" not in a
+    tuned = engine_args(EngineCfg(kind="vllm", vllm={"attention_backend": "TRITON_ATTN", "block_size": 64}))
+    assert tuned["attention_backend"] == "TRITON_ATTN" and tuned["block_size"] == 64
     small = engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb"}), cpu_count=4)
     assert small["kv_cache_memory_bytes"] <= 8 << 30
     assert "gpu_memory_utilization" not in small

@@ -108,6 +108,10 @@ def engine_args(cfg: EngineCfg, cpu_count: int | None = None) -> dict[str, Any]:
         "disable_log_stats": False,
         "enable_log_requests": False,
     }
+    if v.attention_backend != "auto":
+        args["attention_backend"] = v.attention_backend
+    if v.block_size:
+        args["block_size"] = v.block_size
     if v.kv_cache_memory_bytes:
         args["kv_cache_memory_bytes"] = v.kv_cache_memory_bytes
     if v.profile == "16gb":

@@ -100,6 +100,13 @@ def _attn_settings(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _block_size(args: argparse.Namespace) -> int | str:
+    """The KV block the row's engine got (the daemon's rule for fp8 included), "default" for vLLM's."""
+    from daemon.engines.vllm_engine import engine_args
+
+    return int(engine_args(cfg_for(args)).get("block_size", 0)) or "default"
+
+
 def _attn_tag(args: argparse.Namespace) -> str:
     """File-name suffix for a row with its own attention settings ("" with vLLM's)."""
     return "".join(f"-{v}" for v in _attn_settings(args).values())
@@ -132,7 +139,7 @@ def record(args: argparse.Namespace, row: dict[str, Any]) -> None:
         date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
         mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
         patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen"), kv=args.kv_dtype,
-        attn=args.attn, block=args.block_size or "default",
+        attn=args.attn, block=_block_size(args),
     )
     print("RESULT", json.dumps(row), flush=True)
     with open(args.results, "a") as f:

@@ -199,8 +199,11 @@ def test_engine_args_default_and_16gb_profile() -> None:
     assert engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_dtype": "fp8"}))["kv_cache_dtype"] == "fp8"
     # vLLM picks the attention kernel and KV block unless the config names them
     assert "attention_backend" not in a and "block_size" not in a
-    tuned = engine_args(EngineCfg(kind="vllm", vllm={"attention_backend": "TRITON_ATTN", "block_size": 64}))
-    assert tuned["attention_backend"] == "TRITON_ATTN" and tuned["block_size"] == 64
+    tuned = engine_args(EngineCfg(kind="vllm", vllm={"attention_backend": "TRITON_ATTN", "block_size": 32}))
+    assert tuned["attention_backend"] == "TRITON_ATTN" and tuned["block_size"] == 32
+    # an fp8 cache gets 64-token blocks unless the config names a size
+    assert engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_dtype": "fp8"}))["block_size"] == 64
+    assert engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_dtype": "fp8", "block_size": 16}))["block_size"] == 16
     small = engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb"}), cpu_count=4)
     assert small["kv_cache_memory_bytes"] <= 8 << 30
     assert "gpu_memory_utilization" not in small

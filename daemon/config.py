@@ -55,7 +55,7 @@ class DaemonCfg(Strict):
     workers: int = Field(
         0, ge=0, le=1024, description="documents processed at once; 0 = enough to keep the engine full"
     )
-    render_workers: int = Field(0, ge=0, le=256, description="page-render processes; 0 = half the CPU cores")
+    render_workers: int = Field(0, ge=0, le=256, description="render processes (pages; classifying and rendering finished documents); 0 = half the CPU cores")
     pages_in_flight_per_document: int = Field(64, ge=1, description="pages of one document rendered/OCRed at once")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     rescan_interval: float = Field(60.0, gt=0, description="seconds between safety rescans")
@@ -89,6 +89,7 @@ class VllmCfg(Strict):
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"
     # vLLM's choice when "auto" (FlashAttention 3 on Hopper); a tuning knob measured by bench/bench_attention.py
     attention_backend: Literal["auto", "FLASH_ATTN", "TRITON_ATTN"] = "auto"
+    # None: vLLM's (16), or 64 with an fp8 KV cache (vllm_engine.FP8_BLOCK_SIZE)
     block_size: Literal[16, 32, 64, 128] | None = None
     profile: Literal["default", "16gb"] = "default"
     load_format: Literal["auto", "dummy", "safetensors"] = "auto"

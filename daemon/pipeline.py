@@ -22,18 +22,21 @@ import errno
 import json
 import logging
 import os
+import pickle
 import stat
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from daemon import render
 from daemon.classify import classify
 from daemon.config import Config
 from daemon.convert import join_raw_pages
+from daemon.docmodel import Document as ParsedDocument
+from daemon.docmodel import parse_document
 from daemon.engines.base import Engine, PageRequest
 from daemon.errors import InputError, TransientError, WorkerCrash
 from daemon.journal import Journal
@@ -78,6 +81,44 @@ def render_options(cfg: Config) -> RenderOptions:
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
     )
+
+
+@dataclass
+class Prepared:
+    """A recognised document before its outputs are named (``prepare_outputs``)."""
+
+    cls: Classification
+    decision: RouteDecision
+    parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
+    body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
+    seconds: dict[str, float]  # "classify" (with routing), "render"
+
+
+def render_body(
+    pages: list[str], formats: list[str], stem: str, language: str, markdown: bool, csv_bom: bool,
+) -> tuple[ParsedDocument, dict[str, bytes]]:
+    """The pages parsed once and every output of ``formats`` rendered from that parse."""
+    parsed = parse_document(pages, markdown=markdown, language=language)
+    body = render_outputs(
+        pages, formats=formats, stem=stem, language=language, sidecar={}, markdown=markdown,
+        options=WriterOptions(csv_bom=csv_bom), parsed=parsed,
+    )
+    return parsed, body
+
+
+def prepare_outputs(cfg: Config, pages: list[str], src: Path, inbox: str, markdown: bool, when: datetime) -> Prepared:
+    """Classify, route and render a document's outputs: CPU work only, no journal, no files.
+
+    Runs in a render worker process (``Pipeline._prepare``): when many documents finish at
+    once (a batch of pages decoded together on the GPU), each one's ~0.1 s of Python here would
+    otherwise run one after the other on the daemon's GIL (bench/bench_finish.py).
+    """
+    t0 = time.monotonic()
+    cls = classify("\n\n".join(pages), cfg=cfg, filename=display(src.name), pages=len(pages), markdown=markdown)
+    decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when)
+    t1 = time.monotonic()
+    parsed, body = render_body(pages, decision.formats, src.stem, cls.language, markdown, decision.csv_bom)
+    return Prepared(cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1})
 
 
 class Pipeline:
@@ -189,16 +230,29 @@ class Pipeline:
         timings["ocr"] = time.monotonic() - t1
         if _changed(doc, src):
             raise _Replaced  # pages may mix two versions: write nothing for this one
-        t2 = time.monotonic()
-        full = "\n\n".join(t.text for t in texts)
-        cls = classify(full, cfg=self.cfg, filename=display(src.name), pages=n, markdown=self.engine.output_is_markdown)
-        decision, _ = choose_route(self.cfg, path=src, inbox=doc.inbox, cls=cls, pages=n, when=datetime.now())
-        timings["classify"] = time.monotonic() - t2
-        self._save_raw(doc, [t.text for t in texts])
+        return self._finish(doc, src, texts, page_info, timings, t0)
+
+    def _finish(
+        self, doc: Document, src: Path, texts: list[PageText], page_info: list[dict[str, Any]],
+        timings: dict[str, float], t0: float,
+    ) -> Outcome:
+        """After OCR: classify, route, write the outputs, act on the source, record it done.
+
+        Runs on the document's worker thread. All of it but the file and journal writes holds the
+        GIL, which the daemon's other workers and vLLM's front-end share: a burst of documents that
+        finish together is finished one after the other (bench/bench_finish.py times that).
+        """
+        tag = doc.tag
+        n = len(texts)
+        pages = [t.text for t in texts]
+        prep = self._prepare(doc, src, pages)
+        cls, decision = prep.cls, prep.decision
+        timings["classify"] = prep.seconds["classify"]
+        self._save_raw(doc, pages)
         t3 = time.monotonic()
         sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
-        outputs = self._write(doc, src, decision, [t.text for t in texts], cls.language, sidecar, timings)
-        timings["write"] = time.monotonic() - t3
+        outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
+        timings["write"] = prep.seconds["render"] + time.monotonic() - t3
         final = self._source_action(doc, src, decision)
         self._cleanup_temp(doc)
         timings["total"] = time.monotonic() - t0
@@ -217,6 +271,22 @@ class Pipeline:
             tag, cls.language, cls.doctype, decision.name, n, timings["total"], decision.destination,
         )
         return Outcome("done", outputs=outputs, final_path=final, pages=n)
+
+    def _prepare(self, doc: Document, src: Path, pages: list[str]) -> Prepared:
+        """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
+        and every document worker share); here when the pool cannot run it (a worker killed for a
+        hung page on another document, a result too big to pass back), as before that split."""
+        args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now())
+        task: RenderTask | None = None
+        try:
+            task = self.pool.submit(prepare_outputs, *args, priority=OPEN_PRIORITY)
+            return cast(Prepared, task.result())
+        except (cf.process.BrokenProcessPool, MemoryError, pickle.PickleError, RuntimeError) as e:
+            # RuntimeError: the pool is closed (the daemon is stopping) -- finish this one here.
+            if isinstance(e, cf.process.BrokenProcessPool) and task is not None:
+                self.pool.reset(task.executor)
+            log.info("%s finishing in the daemon's process (render worker: %s)", doc.tag, type(e).__name__)
+            return prepare_outputs(*args)
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
         timeout = self.cfg.engine.render_timeout
@@ -343,16 +413,16 @@ class Pipeline:
         sidecar: dict[str, Any],
         timings: dict[str, float],
         formats: list[str] | None = None,
+        *,
+        rendered: tuple[ParsedDocument, dict[str, bytes]] | None = None,
     ) -> list[Path]:
+        """Name, then write atomically, the output set. ``rendered``: ``render_body``'s result
+        for these pages and ``decision`` (from ``prepare_outputs``); rendered here when None."""
         dest = decision.destination
         fmts = formats or decision.formats
         markdown = self.engine.output_is_markdown
-
-        def render_set(stem: str, side: dict[str, Any]) -> dict[str, bytes]:
-            return render_outputs(
-                pages, formats=fmts, stem=stem, language=language, sidecar=side, markdown=markdown,
-                options=WriterOptions(csv_bom=decision.csv_bom),
-            )
+        parsed, body = rendered or render_body(pages, fmts, src.stem, language, markdown, decision.csv_bom)
+        suffixes = [name[len(src.stem):] for name in body]  # names are stem + a stem-free suffix
 
         owned = set(self.journal.planned(doc.id))
         # Names planned by unfinished documents (in flight on another worker, or cut off by a
@@ -360,12 +430,16 @@ class Pipeline:
         # "scan.jpg") must never plan the same names and then overwrite each other's outputs.
         with self._plan_lock:
             taken = self.journal.planned_by_unfinished(doc.id) - owned
-            stem, paths = plan_output_set(dest, src.stem, lambda s: list(render_set(s, sidecar)), owned, taken)
+            stem, paths = plan_output_set(dest, src.stem, lambda s: [s + suf for suf in suffixes], owned, taken)
             self.journal.set_planned(doc.id, paths)
         with self._outputs_lock:
             self.outputs_seen.update(str(p) for p in paths)
-        side = {**sidecar, "outputs": [display(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
-        files = render_set(stem, side)
+        files = {stem + suf: data for suf, data in zip(suffixes, body.values(), strict=True)}
+        if "json" in fmts:  # the one file that names the outputs: rendered again, now they are known
+            side = {**sidecar, "outputs": [display(p) for p in paths], "timings": {k: round(v, 3) for k, v in timings.items()}}
+            files.update(render_outputs(
+                pages, formats=["json"], stem=stem, language=language, sidecar=side, markdown=markdown, parsed=parsed,
+            ))
         atomic_write_all({dest / name: data for name, data in files.items()})  # the whole set or nothing
         return [dest / name for name in files]
 

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.docmodel import parse_document
+from daemon.docmodel import Document, parse_document
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +61,19 @@ def render_outputs(
     sidecar: dict[str, Any],
     markdown: bool,
     options: WriterOptions | None = None,
+    parsed: Document | None = None,
 ) -> dict[str, bytes]:
+    """Every output file of ``formats`` for the engine's ``pages``: ``{file name: bytes}``.
+
+    Each name is ``stem`` followed by a suffix that does not depend on ``stem``. ``parsed``: the
+    pages already parsed (``parse_document(pages, markdown=markdown, language=language)``), so a
+    caller that renders more than once parses once; the writers only read it.
+    """
     opts = options or WriterOptions()
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise ValueError(f"unknown output format(s) {unknown}; known: {', '.join(FORMATS)}")
-    doc = parse_document(pages, markdown=markdown, language=language)
+    doc = parsed if parsed is not None else parse_document(pages, markdown=markdown, language=language)
     out: dict[str, bytes] = {}
     for fmt in dict.fromkeys(formats):  # keep order, drop repeats
         if fmt == "txt":

@@ -30,7 +30,12 @@ source bench/device_env.sh
 python -m compileall -q -j 16 /tmp/site/vllm /tmp/site/transformers >/dev/null 2>&1 &
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee $OUT/gpu.txt
 W=/tmp/bw; R=$OUT/results.jsonl
-cleanup() { pkill -9 -f 'VLLM::' 2>/dev/null; pkill -9 -f 'vllm serve' 2>/dev/null; sleep 2; }
+# A row killed by its time limit can leave its daemon (and that daemon's engine core, holding most of
+# the GPU's memory) behind: the next row's engine then cannot start. Kill them all between rows.
+cleanup() {
+  pkill -9 -f '[V]LLM::' 2>/dev/null; pkill -9 -f '[v]llm serve' 2>/dev/null
+  pkill -9 -f '[d]aemon run' 2>/dev/null; pkill -9 -f '[m]ultiprocessing.forkserver' 2>/dev/null; sleep 2
+}
 B="python bench/bench_gpu.py"
 step pages 90 $B pages --dir $W --docs 32 --pages-per-doc 8
 wait

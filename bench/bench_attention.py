@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -38,19 +37,9 @@ HQ, HKV, D = 16, 8, 128
 def _time(fn: Callable[[], Any], iters: int) -> float:
     """Median milliseconds of ``fn`` over ``iters`` CUDA-event timings, after 3 warm-up calls."""
     import torch
+    from bench_sampler import time_ms  # this folder is on sys.path when run as a script
 
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    return float(time_ms(torch, fn, iters))
 
 
 def make_case(batch: int, ctx: int, block: int, fp8: bool, seed: int = 0) -> dict[str, Any]:
@@ -126,16 +115,14 @@ def pick(rows: list[dict[str, Any]], kv: str, ctx: int) -> list[str]:
     """``bench_gpu.py`` flags for the fastest kernel and block for ``kv`` at ``ctx`` (nearest measured).
 
     Only the calls an engine makes count: FA3 with scheduler metadata (vLLM's full CUDA graphs of
-    decode steps use it) and Triton. Empty when the fastest is vLLM's own choice (FA3, block 16),
-    or nothing was measured.
+    decode steps use it) and Triton. Always explicit (the daemon's own default block depends on
+    the KV dtype); empty when nothing was measured.
     """
     ok = [r for r in rows if r.get("kv") == kv and "ms" in r and r["kernel"] in BACKENDS]
     if not ok:
         return []
     near = min({r["ctx"] for r in ok}, key=lambda c: abs(c - ctx))
     best = min((r for r in ok if r["ctx"] == near), key=lambda r: r["ms"])
-    if best["kernel"] == "fa3_meta32" and best["block"] == 16:
-        return []
     return ["--attn", BACKENDS[best["kernel"]], "--block-size", str(best["block"])]
 
 

@@ -75,7 +75,7 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
     attn)        # decode attention alone per kernel, KV dtype and block size (bench/bench_attention.py)
                  step attn 200 python bench/bench_attention.py --results $OUT/attention.jsonl ;;
     engine_fp8_best|daemon_fp8_best)
-                 # fp8 KV with the fastest decode attention that the attn row measured (vLLM's own if it won)
+                 # fp8 KV with the fastest decode attention and block that the attn row measured
                  best=$(python bench/bench_attention.py --pick fp8 --results $OUT/attention.jsonl)
                  echo "$row: ${best:-vLLM default attention}"
                  if [ $row = engine_fp8_best ]; then

@@ -1,4 +1,6 @@
-"""Worker processes that open and render documents, fed by priority.
+"""Worker processes that open and render documents, fed by priority; the pipeline also runs each
+recognised document's classification and output rendering here (``pipeline.prepare_outputs``, at
+``OPEN_PRIORITY``), off the daemon's GIL.
 
 Contract:
 - ``RenderPool(workers, memory_mb)``; ``submit(fn, *args, priority=p)`` is thread-safe and returns
@@ -37,7 +39,7 @@ from typing import Any
 
 from daemon import render
 
-#: Priority of opening a file (page count): ahead of every page render.
+#: Priority of opening a file (page count) and of finishing a document: ahead of every page render.
 OPEN_PRIORITY = -1
 
 

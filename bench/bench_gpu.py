@@ -366,8 +366,9 @@ def row_engine_async(args: argparse.Namespace) -> None:
         # Two more full runs like the measured one (raw images through vLLM's renderer): greedy
         # sampling (what top-p costs), then top-p again (the order effect, so the greedy figure is
         # compared with a run made under the same conditions). Each pass gets its own copies of the
-        # pages with one pixel changed, so vLLM's processor cache (keyed by the image's hash) cannot
-        # skip their processing as it would for images it has seen.
+        # pages with one pixel changed: the engine runs with vLLM's processor cache off
+        # (mm_processor_cache_gb 0), so this changes nothing today; it keeps the passes fresh inputs
+        # if a row is ever run with the cache on.
         greedy = sampling(args, temperature=0.0, top_p=1.0, output_kind=RequestOutputKind.FINAL_ONLY)
         topp = sampling(args, output_kind=RequestOutputKind.FINAL_ONLY)
         for k, (name, sp) in enumerate((("greedy_full_s", greedy), ("topp_again_s", topp)), start=1):

@@ -238,9 +238,10 @@ class Pipeline:
     ) -> Outcome:
         """After OCR: classify, route, write the outputs, act on the source, record it done.
 
-        Runs on the document's worker thread. All of it but the file and journal writes holds the
-        GIL, which the daemon's other workers and vLLM's front-end share: a burst of documents that
-        finish together is finished one after the other (bench/bench_finish.py times that).
+        Runs on the document's worker thread; the CPU-heavy part (``prepare_outputs``) runs in a
+        render worker, because this process's GIL is shared with every other document worker and
+        with vLLM's front-end, and documents decoded together finish together
+        (bench/bench_finish.py times a burst of them).
         """
         tag = doc.tag
         n = len(texts)
@@ -274,8 +275,9 @@ class Pipeline:
 
     def _prepare(self, doc: Document, src: Path, pages: list[str]) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
-        and every document worker share); here when the pool cannot run it (a worker killed for a
-        hung page on another document, a result too big to pass back), as before that split."""
+        and every document worker share); here when the pool cannot run it: closed while the
+        daemon stops, its workers killed for another file's hung page, out of its memory limit,
+        or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate."""
         args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now())
         task: RenderTask | None = None
         try:

@@ -277,7 +277,8 @@ class Pipeline:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
         and every document worker share); here when the pool cannot run it: closed while the
         daemon stops, its workers killed for another file's hung page, out of its memory limit,
-        or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate."""
+        or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate (a
+        ``RuntimeError`` or ``MemoryError`` after one more try here)."""
         args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now())
         task: RenderTask | None = None
         try:

@@ -3,6 +3,9 @@
 # device call (10 min): the device tool keeps a machine only while calls follow each other, so
 # each call runs `bench/device_wait.sh SECONDS`, which waits and brings back what is done so far.
 #
+#   bash bench/device_wheels.sh            # here, once: .devwh/part0..6 (vLLM + the daemon's deps)
+#   run("mkdir -p /tmp/devparts && cp .devwh/part0 /tmp/devparts/", carry=[".devwh/part0"]), ...
+#   one call per part, back to back; then, carrying the last part and .devwh/install.sh:
 #   setsid nohup bash bench/device_session.sh >/tmp/res/session.log 2>&1 </dev/null &
 #   bash bench/device_wait.sh 560        # in this and every following call
 #

@@ -44,6 +44,7 @@ class _Engine:
 
     name = "vllm"
     output_is_markdown = True
+    ocr_on_cpu = False
     max_in_flight = 512
 
 

@@ -139,7 +139,7 @@ def record(args: argparse.Namespace, row: dict[str, Any]) -> None:
         date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
         mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
         patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen"), kv=args.kv_dtype,
-        attn=args.attn, block=_block_size(args),
+        attn=args.attn, block=_block_size(args), render_nice=args.render_nice if args.render_nice >= 0 else "auto",
     )
     print("RESULT", json.dumps(row), flush=True)
     with open(args.results, "a") as f:
@@ -505,7 +505,7 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
     cfg = {
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
-                   "rescan_interval": 3600},
+                   "rescan_interval": 3600, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
         "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
@@ -699,9 +699,11 @@ def report(args: argparse.Namespace) -> None:
         s += f" kv={r.get('kv', 'auto')}"
         if r.get("attn", "auto") != "auto" or r.get("block", "default") != "default":
             s += f" attn={r.get('attn', 'auto')} block={r.get('block', 'default')}"
+        if r.get("render_nice", "auto") != "auto":
+            s += f" render_nice={r['render_nice']}"
         if "seconds" not in r:  # a split or diagnostic row (phases, sampler trace): its figures as notes
             notes = {k: v for k, v in r.items() if k not in ("row", "pages", "date", "mbt", "seqs", "out_tokens", "profile", "patch", "kv",
-                                                              "attn", "block")}
+                                                              "attn", "block", "render_nice")}
             print(f"| {r['row']} | {s} | {r['pages']} | - | - | - | {notes} |")
             continue
         notes = {k: v for k, v in r.items()
@@ -751,6 +753,7 @@ def main() -> None:
     ap.add_argument("--no-resize", action="store_true")
     ap.add_argument("--doc-workers", type=int, default=32)
     ap.add_argument("--render-workers", type=int, default=0)
+    ap.add_argument("--render-nice", type=int, default=-1, help="daemon row: daemon.render_nice (-1 = the daemon's default)")
     ap.add_argument("--engine-kind", default="vllm", help="daemon row: engine (tesseract for a CPU dry run)")
     args = ap.parse_args()
     if args.row not in ("pages", "report") and args.engine_kind == "vllm":

@@ -43,13 +43,26 @@ from daemon import render
 OPEN_PRIORITY = -1
 
 
-def _limit_worker(memory_bytes: int) -> None:
+#: How much lower than the daemon render workers run by default with a GPU engine (``nice``
+#: steps). Rendering runs far ahead of the GPU (~40 pages/s from 8 workers against ~18 the H200
+#: encodes), while vLLM's engine core launches the vision encoder's kernels one by one from the
+#: CPU: when the cores are all busy, the workers should wait, not the process that keeps the GPU
+#: fed. With Tesseract the workers feed OCR threads of the daemon itself: no offset there.
+WORKER_NICE = 10
+
+
+def _limit_worker(memory_bytes: int, nice: int = 0) -> None:
     """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
-    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash)."""
+    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash); and
+    ``nice`` steps of lower CPU priority than the daemon."""
+    import os
     import resource
 
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
     # Be the first the kernel's OOM killer picks, not the daemon.
     with contextlib.suppress(Exception), open("/proc/self/oom_score_adj", "w") as f:
         f.write("500")
@@ -78,8 +91,9 @@ class RenderTask(cf.Future[Any]):
 class RenderPool:
     """Worker processes that render pages; rebuilt when a worker dies or is killed."""
 
-    def __init__(self, workers: int, memory_mb: int = 4096, prefetch: int = 1) -> None:
+    def __init__(self, workers: int, memory_mb: int = 4096, prefetch: int = 1, nice: int = 0) -> None:
         self.workers = max(1, workers)
+        self.nice = nice
         # Tasks handed to the process pool beyond one per worker: the next task already waits in
         # the pool's queue when a worker finishes (no round trip through the dispatcher).
         self.slots = self.workers + max(0, prefetch)
@@ -160,7 +174,7 @@ class RenderPool:
             # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
             ctx = multiprocessing.get_context("forkserver")
             self._pool = cf.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes,)
+                max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes, self.nice)
             )
         return self._pool
 

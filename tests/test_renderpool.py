@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from daemon.renderpool import OPEN_PRIORITY, RenderPool
+from daemon.renderpool import OPEN_PRIORITY, WORKER_NICE, RenderPool
 
 
 @pytest.fixture
@@ -100,3 +101,13 @@ def test_workers_have_an_address_space_cap(pool: RenderPool) -> None:
     with pytest.raises(MemoryError):
         pool.submit(bytearray, 1024 * 1024 * 1024).result(timeout=60)
     assert pool.submit(len, "still works").result(timeout=60) == 11  # the worker survived
+
+
+def test_workers_run_nice_steps_below_the_daemon(pool: RenderPool) -> None:
+    # os.nice(0) reads the calling process's niceness without changing it
+    assert pool.submit(os.nice, 0).result(timeout=60) == os.nice(0)  # the default: same priority
+    lower = RenderPool(1, memory_mb=512, nice=WORKER_NICE)
+    try:
+        assert lower.submit(os.nice, 0).result(timeout=60) == min(19, os.nice(0) + WORKER_NICE)
+    finally:
+        lower.close()

@@ -1,14 +1,15 @@
 """Finishing a burst of documents at once: classify, route, outputs, journal (``Pipeline._finish``).
 
 In the GPU benchmark every page is forced to 1,000 tokens, so the pages of all 32 documents end
-within the same second or two and the 32 document workers finish together: the daemon's last
-document was done ~2.3 s after vLLM's last engine step (bench/RESULTS.md, third follow-up). This
+within the same second or two and the 32 document workers finish together: on the H200 they
+were done one after another over ~2.8 s, the last 2.2-3.2 s after vLLM's last engine step (its
+log has whole seconds; bench/RESULTS.md, third follow-up). This
 bench times that stage alone on the CPU: --docs documents of --pages pages of text like the dummy
 model's (random subwords of many scripts, ~4,400 characters a page, a new text per page so no
 cache helps) handed to ``Pipeline._finish`` from one thread each, all released at once, with a
 real journal, real source files and real output files (txt, md, json, as the GPU bench's route)
-in a temporary folder. The engine is a stand-in that only answers ``name`` and
-``output_is_markdown``: nothing here calls it.
+in a temporary folder. The engine is a stand-in that only answers what the pipeline reads of
+it (``name``, ``output_is_markdown``, ``ocr_on_cpu``): nothing here calls it.
 
 Reports the wall time from the release to the last document done, per document, and the same
 documents finished one by one on one thread (the GIL's share: with N threads the wall time is
@@ -40,7 +41,7 @@ from daemon.pipeline import Pipeline  # noqa: E402
 
 
 class _Engine:
-    """What ``_finish`` reads of an engine (name for the sidecar, Markdown or not)."""
+    """What the pipeline reads of an engine (name for the sidecar, Markdown or not, CPU or not)."""
 
     name = "vllm"
     output_is_markdown = True

@@ -8,7 +8,7 @@ bench times that stage alone on the CPU: --docs documents of --pages pages of te
 model's (random subwords of many scripts, ~4,400 characters a page, a new text per page so no
 cache helps) handed to ``Pipeline._finish`` from one thread each, all released at once, with a
 real journal, real source files and real output files (txt, md, json, as the GPU bench's route)
-in a temporary folder. The engine is a stand-in that only answers what the pipeline reads of
+in a temporary folder, render workers warmed as at the daemon's start (``Pipeline.warm``). The engine is a stand-in that only answers what the pipeline reads of
 it (``name``, ``output_is_markdown``, ``ocr_on_cpu``): nothing here calls it.
 
 Reports the wall time from the release to the last document done, per document, and the same
@@ -121,9 +121,7 @@ def run(docs: int, pages: int, workers: int, threaded: bool, seed: int) -> dict[
         journal = Journal(cfg.daemon.state_dir)
         pipe = Pipeline(cfg, journal, _Engine(), render_workers=workers)  # type: ignore[arg-type]
         try:
-            # As in a running daemon: workers started, modules imported and the language model
-            # loaded in each (one short document per worker, all at once) before the timed burst.
-            _burst(pipe, _jobs(journal, inbox, workers * 2, 1, rng, "warm"), threaded=True)
+            pipe.warm()  # as the daemon does at start: workers running, modules and model loaded
             jobs = _jobs(journal, inbox, docs, pages, rng, "doc")
             wall = _burst(pipe, jobs, threaded)
             files = len([f for f in out.iterdir() if f.name.startswith("doc")])

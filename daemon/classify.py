@@ -252,6 +252,11 @@ _lock = threading.Lock()
 _identifier: Any = None
 
 
+def warm() -> None:
+    """Load the language model now (0.1-0.5 s), not in the first ``classify`` call."""
+    _langid()
+
+
 def _langid() -> Any:
     """py3langid identifier restricted to the 11 languages, loaded once (about 0.1 s)."""
     global _identifier

@@ -198,9 +198,12 @@ class RenderPool:
                 self._pool = None
         broken.shutdown(wait=False, cancel_futures=True)
 
-    def warm(self) -> None:
-        """Start the workers and import the render modules in them now, not on the first file."""
-        for f in [self.submit(render.probe, Path("/")) for _ in range(self.workers)]:
+    def warm(self, fn: Callable[[], Any] | None = None) -> None:
+        """Start the workers and run ``fn`` once per worker now, not on the first file (default:
+        import the render modules). One call each, all at once: a worker busy with one is not
+        free for the next, so each runs it."""
+        task = fn or functools.partial(render.probe, Path("/"))
+        for f in [self.submit(task) for _ in range(self.workers)]:
             with contextlib.suppress(Exception):
                 f.result(timeout=120)
 

@@ -166,7 +166,7 @@ class Service:
             log.info("re-queued %d document(s) left in processing by an unclean stop", recovered)
         self._start_engine()
         self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
-        self.pipeline.pool.warm()
+        self.pipeline.warm()
         for i in range(self.worker_count()):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()

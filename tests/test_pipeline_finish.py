@@ -132,3 +132,17 @@ def test_render_workers_run_below_the_daemon_with_a_gpu_engine(pipe: Pipeline, t
     finally:
         same.close()
         pinned.close()
+
+
+def _language_model_loaded() -> bool:
+    """Run in a render worker: whether classification's language model is loaded there."""
+    import daemon.classify
+
+    return daemon.classify._identifier is not None
+
+
+def test_warm_loads_the_language_model_in_the_render_worker(pipe: Pipeline) -> None:
+    # one worker (the fixture): what it reports is the state of the worker that finishes documents
+    assert pipe.pool.submit(_language_model_loaded).result(timeout=60) is False
+    pipe.warm()
+    assert pipe.pool.submit(_language_model_loaded).result(timeout=60) is True

@@ -125,8 +125,9 @@ def prepare_outputs(cfg: Config, pages: list[str], src: Path, inbox: str, markdo
 def warm_worker() -> None:
     """Run once in each render worker at start (``Pipeline.warm``): the render modules, this
     module (``prepare_outputs``'s imports) and the language model loaded before the first file.
-    A worker warmed for rendering alone took 0.75 s for its first ``prepare_outputs`` (then 5 ms),
-    which every worker would pay at once when a batch of documents finishes together."""
+    A worker warmed for rendering alone took 0.75 s for its first ``prepare_outputs`` on the dev
+    VM (then 5 ms), which every worker would pay at once when a batch of documents finishes
+    together."""
     render.probe(Path("/"))
     classify_warm()
 

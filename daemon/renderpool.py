@@ -199,9 +199,10 @@ class RenderPool:
         broken.shutdown(wait=False, cancel_futures=True)
 
     def warm(self, fn: Callable[[], Any] | None = None) -> None:
-        """Start the workers and run ``fn`` once per worker now, not on the first file (default:
-        import the render modules). One call each, all at once: a worker busy with one is not
-        free for the next, so each runs it."""
+        """Start the workers and run ``fn`` as many times as there are workers, all at once, now
+        rather than on the first file (default: import the render modules). Each worker runs it
+        when the call takes long enough that a worker busy with one leaves the next to another
+        (not guaranteed for a call of a few milliseconds)."""
         task = fn or functools.partial(render.probe, Path("/"))
         for f in [self.submit(task) for _ in range(self.workers)]:
             with contextlib.suppress(Exception):

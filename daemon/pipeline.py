@@ -54,7 +54,7 @@ from daemon.outputs import (
     remove_stale_temp,
     unique_path,
 )
-from daemon.renderpool import OPEN_PRIORITY, WORKER_NICE, RenderPool, RenderTask
+from daemon.renderpool import OPEN_PRIORITY, WORKER_NICE, RenderPool, RenderTask, warm_render
 from daemon.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 
@@ -128,7 +128,7 @@ def warm_worker() -> None:
     A worker warmed for rendering alone took 0.75 s for its first ``prepare_outputs`` on the dev
     VM (then 5 ms), which every worker would pay at once when a batch of documents finishes
     together."""
-    render.probe(Path("/"))
+    warm_render()
     classify_warm()
 
 

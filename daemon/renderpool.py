@@ -68,6 +68,11 @@ def _limit_worker(memory_bytes: int, nice: int = 0) -> None:
         f.write("500")
 
 
+def warm_render() -> None:
+    """Import the render modules (in a worker: ``RenderPool.warm``'s default)."""
+    render.probe(Path("/"))
+
+
 class RenderTask(cf.Future[Any]):
     """A pool task: waits by priority, then runs in a worker process (see the module contract)."""
 
@@ -203,8 +208,7 @@ class RenderPool:
         rather than on the first file (default: import the render modules). Each worker runs it
         when the call takes long enough that a worker busy with one leaves the next to another
         (not guaranteed for a call of a few milliseconds)."""
-        task = fn or functools.partial(render.probe, Path("/"))
-        for f in [self.submit(task) for _ in range(self.workers)]:
+        for f in [self.submit(fn or warm_render) for _ in range(self.workers)]:
             with contextlib.suppress(Exception):
                 f.result(timeout=120)
 

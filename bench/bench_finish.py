@@ -64,10 +64,10 @@ def noise_pages(n: int, rng: random.Random) -> list[str]:
     return out
 
 
-def _jobs(journal: Journal, inbox: Path, docs: int, pages: int, rng: random.Random, tag: str) -> list[tuple[Any, ...]]:
+def _jobs(journal: Journal, inbox: Path, docs: int, pages: int, rng: random.Random) -> list[tuple[Any, ...]]:
     jobs = []
     for i in range(docs):
-        src = inbox / f"{tag}{i:03d}.pdf"
+        src = inbox / f"doc{i:03d}.pdf"
         src.write_bytes(os.urandom(64) + str(i).encode())
         adm = journal.admit(src, "inbox")
         assert adm.document is not None
@@ -122,9 +122,9 @@ def run(docs: int, pages: int, workers: int, threaded: bool, seed: int) -> dict[
         pipe = Pipeline(cfg, journal, _Engine(), render_workers=workers)  # type: ignore[arg-type]
         try:
             pipe.warm()  # as the daemon does at start: workers running, modules and model loaded
-            jobs = _jobs(journal, inbox, docs, pages, rng, "doc")
+            jobs = _jobs(journal, inbox, docs, pages, rng)
             wall = _burst(pipe, jobs, threaded)
-            files = len([f for f in out.iterdir() if f.name.startswith("doc")])
+            files = len(list(out.iterdir()))
         finally:
             pipe.close()
             journal.close()

@@ -10,6 +10,10 @@ Contract:
 - A file that disappears is forgotten. Each path is handed on at most once per tracking; if it
   changes again later, it is tracked again (the journal decides whether it is new).
 - ``on_stable`` runs on the tracker's own thread; it must not block for long.
+- Timing: a new path is stat'ed as soon as its notice arrives (its delay starts then), and the
+  thread sleeps until the next file is due (or ``tick``, the longest it waits between stats of a
+  file that is still changing): a file is handed on within milliseconds of its delay running out,
+  not up to a tick later.
 """
 
 from __future__ import annotations
@@ -60,10 +64,12 @@ class StabilityTracker:
         self._inq: queue.SimpleQueue[Candidate] = queue.SimpleQueue()
         self._tracked: dict[Path, _Tracked] = {}
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     def notice(self, cand: Candidate) -> None:
         self._inq.put(cand)
+        self._wake.set()
 
     def pending(self) -> int:
         return len(self._tracked) + self._inq.qsize()
@@ -74,6 +80,7 @@ class StabilityTracker:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
 
@@ -81,13 +88,40 @@ class StabilityTracker:
         while not self._stop.is_set():
             try:
                 self.step()
+                self._sleep()
             except Exception:  # never let one bad path kill the tracker thread
                 log.exception("stability tracker step failed")
-            self._stop.wait(self._tick)
+                self._stop.wait(self._tick)
 
-    def step(self, now: float | None = None) -> None:
-        """One pass: take new notices, stat every tracked file, hand on the stable ones."""
-        now = time.monotonic() if now is None else now
+    def _sleep(self) -> None:
+        """Wait until the next tracked file is due or ``tick`` has passed, admitting new notices.
+
+        A notice wakes the thread only to stat the new path (so its delay starts at the event);
+        the full pass waits for a deadline. Repeated events for a file already tracked (every
+        write of a growing file) cost a queue read each, not a stat of every tracked file.
+        """
+        end = time.monotonic() + self._tick
+        while not self._stop.is_set():
+            now = time.monotonic()
+            timeout = min(end, self._next_due()) - now
+            if timeout <= 0:
+                return
+            if self._wake.wait(timeout):
+                self._wake.clear()
+                self._admit(time.monotonic())
+
+    def _next_due(self) -> float:
+        """Monotonic time the earliest tracked file can next be handed on (inf if none)."""
+        due = float("inf")
+        for t in self._tracked.values():
+            d = t.since + self._delay_for(t.cand.inbox)
+            if t.last_probe:
+                d = max(d, t.last_probe + 1.0)
+            due = min(due, d)
+        return due
+
+    def _admit(self, now: float) -> None:
+        """Take new notices: stat each new path once and start its delay at ``now``."""
         while True:
             try:
                 cand = self._inq.get_nowait()
@@ -98,6 +132,11 @@ class StabilityTracker:
                 if st is None or (self._skip is not None and self._skip(cand.path, st)):
                     continue
                 self._tracked[cand.path] = _Tracked(cand, st.st_size, st.st_mtime_ns, now)
+
+    def step(self, now: float | None = None) -> None:
+        """One pass: take new notices, stat every tracked file, hand on the stable ones."""
+        now = time.monotonic() if now is None else now
+        self._admit(now)
         for path, t in list(self._tracked.items()):
             st = _stat(path)
             if st is None:

@@ -139,3 +139,45 @@ def test_tracker_thread_hands_on_a_real_file(tmp_path: Path) -> None:
         assert time.monotonic() - start >= 0.3
     finally:
         t.stop()
+
+
+def test_tracker_thread_hands_on_when_the_delay_ends_not_at_the_next_tick(tmp_path: Path) -> None:
+    # tick 30 s: a tracker that only polled on its tick would hold the file for 30 s; it must
+    # admit the notice at once and wake when the file's 0.3 s are over.
+    stable: list[tuple[Candidate, str | None]] = []
+    t = StabilityTracker(lambda c, r: stable.append((c, r)), lambda p: None, lambda inbox: 0.3, tick=30.0)
+    t.start()
+    try:
+        time.sleep(0.2)  # the thread is asleep on its tick when the file comes
+        f = tmp_path / "a.pdf"
+        f.write_bytes(b"%PDF")
+        start = time.monotonic()
+        t.notice(Candidate(f, "in"))
+        wait_for(lambda: stable, 10, "stable file before the 30 s tick")
+        assert 0.3 <= time.monotonic() - start < 10
+        assert stable == [(Candidate(f, "in"), None)]
+    finally:
+        t.stop()
+
+
+def test_tracker_thread_waits_for_a_growing_file_between_deadlines(tmp_path: Path) -> None:
+    # The thread sleeps until a file is due; a file written again meanwhile must still be held
+    # until it has been unchanged for the whole delay.
+    stable: list[tuple[Candidate, str | None]] = []
+    t = StabilityTracker(lambda c, r: stable.append((c, r)), lambda p: None, lambda inbox: 0.4, tick=30.0)
+    t.start()
+    try:
+        f = tmp_path / "growing.pdf"
+        f.write_bytes(b"x")
+        t.notice(Candidate(f, "in"))
+        for i in range(8):  # a write every 0.15 s for 1.2 s: never 0.4 s unchanged
+            time.sleep(0.15)
+            with open(f, "ab") as fh:
+                fh.write(b"y" * (i + 1))
+            assert stable == []
+        last_write = time.monotonic()
+        wait_for(lambda: stable, 10, "stable file after the writes stop")
+        assert time.monotonic() - last_write >= 0.4
+        assert [c.path for c, _ in stable] == [f]
+    finally:
+        t.stop()

@@ -320,7 +320,7 @@ class Pipeline:
                     if task.overdue(timeout):
                         raise
         except cf.TimeoutError as e:
-            self.pool.kill(task.executor)
+            self.pool.kill(task)
             raise WorkerCrash(f"opening the file took longer than {timeout:.0f}s (render worker killed)") from e
         except cf.process.BrokenProcessPool as e:
             self.pool.reset(task.executor)
@@ -355,7 +355,7 @@ class Pipeline:
                 if not done:
                     late = [r for r in rendering if r.overdue(limit)]
                     if late:
-                        self.pool.kill(late[0].executor)
+                        self.pool.kill(late[0])
                         raise WorkerCrash(
                             f"page {rendering[late[0]] + 1} took longer than {limit:.0f}s to render (render worker killed)"
                         )

@@ -9,15 +9,22 @@ Contract:
   at once, so a task's place is decided when a worker is free, not when it was submitted: opening a new
   file (priority -1) and the first pages of a small file overtake page 40 of a big one that was
   queued earlier.
-- ``RenderTask.started`` is the ``time.monotonic()`` at which the task was handed to the process
-  pool (``None`` while it waits in the priority queue), so callers time out on running time, not
-  on queueing (``deadline``/``overdue``). With ``prefetch`` tasks handed over beyond the workers,
-  a task can still wait there until a worker finishes its current render, so a deadline may
-  include up to one other page's render (~10 ms at 1540 px, against limits of seconds); ``.executor`` is the
-  process pool it ran on, for ``kill``/``reset``.
-- A worker that crashes or is killed breaks its process pool: the tasks running on it fail with
-  ``BrokenProcessPool``, the pool is rebuilt on the next dispatch, and tasks still waiting in the
-  queue run on the new one. ``cancel()`` works while a task waits.
+- ``RenderTask.handed`` is the ``time.monotonic()`` at which the task was handed to the process
+  pool (``None`` while it waits in the priority queue); ``RenderTask.started`` is when it began
+  running on a worker, as far as the pool can tell: the hand-over when fewer tasks than workers
+  were unfinished on that process pool, else the moment an earlier task there finished (its
+  queue is first in, first out). Callers time out on running time (``deadline``/``overdue``), not
+  on queueing, so a page prefetched behind a hung one is not blamed for the hang.
+  ``.executor`` is the process pool it ran on.
+- ``kill(task)`` kills the workers of the process pool ``task`` runs on (a page that hangs the
+  renderer): ``task`` fails with ``BrokenProcessPool``; every other unfinished task of that pool
+  (other documents' pages on the other workers, the prefetched ones) goes back into the queue and
+  runs on the new pool, so the hang costs nobody else an attempt.
+- A worker that crashes breaks its process pool: the tasks that had started on it fail with
+  ``BrokenProcessPool`` (one of them crashed it; the pool cannot tell which), tasks that had not
+  started go back into the queue, and the pool is rebuilt on the next dispatch. ``cancel()``
+  works while a task waits (a task sent back to the queue after it began is dropped, with
+  ``CancelledError``, when its turn comes).
 - Workers are forkserver children (the multi-threaded daemon is never forked) with an
   address-space limit (``memory_mb``), so a decompression bomb kills a worker, not the daemon.
 """
@@ -76,10 +83,14 @@ def warm_render() -> None:
 class RenderTask(cf.Future[Any]):
     """A pool task: waits by priority, then runs in a worker process (see the module contract)."""
 
-    def __init__(self) -> None:
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], priority: int) -> None:
         super().__init__()
+        self.handed: float | None = None
         self.started: float | None = None
         self.executor: cf.ProcessPoolExecutor | None = None
+        self._call = (fn, args)
+        self._priority = priority
+        self._abandoned = False  # cancel() after it began: drop it if it comes back to the queue
 
     #: While a task waits for a worker its deadline is re-checked this often (seconds).
     RECHECK = 1.0
@@ -91,6 +102,10 @@ class RenderTask(cf.Future[Any]):
     def overdue(self, limit: float) -> bool:
         """True once the task has been running (not waiting) for ``limit`` seconds."""
         return self.started is not None and time.monotonic() - self.started >= limit
+
+    def cancel(self) -> bool:
+        self._abandoned = True
+        return super().cancel()
 
 
 class RenderPool:
@@ -111,11 +126,15 @@ class RenderPool:
         self._running = 0
         self._closed = False
         self._dispatcher: threading.Thread | None = None
+        # Unfinished tasks per process pool in hand-over order: the first ``workers`` of them are
+        # running, the rest wait in its call queue (started times, innocent bystanders of a kill).
+        self._handed: dict[cf.ProcessPoolExecutor, list[RenderTask]] = {}
+        self._killed: dict[cf.ProcessPoolExecutor, RenderTask] = {}  # pool -> the task it was killed for
 
     # -- submission -------------------------------------------------------------------------------
 
     def submit(self, fn: Callable[..., Any], *args: Any, priority: int = 0) -> RenderTask:
-        task = RenderTask()
+        task = RenderTask(fn, args, priority)
         with self._cond:
             if self._closed:
                 raise RuntimeError("the render pool is closed")
@@ -136,7 +155,11 @@ class RenderPool:
                 if self._closed:
                     return
                 _, _, task, fn, args = heapq.heappop(self._queue)
-                if not task.set_running_or_notify_cancel():
+                if task.running():  # sent back after a kill or crash: it is RUNNING already
+                    if task._abandoned:
+                        task.set_exception(cf.CancelledError())
+                        continue
+                elif not task.set_running_or_notify_cancel():
                     continue  # cancelled while it waited
                 self._running += 1
             inner: cf.Future[Any] | None = None
@@ -144,12 +167,18 @@ class RenderPool:
             for _ in range(2):  # a pool another thread just killed: once more on a fresh one
                 with self._lock:
                     pool = self._get_locked()
-                task.executor = pool
-                task.started = time.monotonic()
+                    # in the pool's list before it can finish (its callback takes it out)
+                    handed = self._handed.setdefault(pool, [])
+                    handed.append(task)
+                    task.executor = pool
+                    task.handed = time.monotonic()
+                    task.started = task.handed if len(handed) <= self.workers else None
                 try:
                     inner = pool.submit(fn, *args)
                     break
                 except (BrokenProcessPool, RuntimeError) as e:  # broken, or shut down under us
+                    with self._lock:
+                        self._forget(pool, task)
                     self.reset(pool)
                     error = e if isinstance(e, BrokenProcessPool) else BrokenProcessPool(str(e))
             if inner is None:
@@ -157,15 +186,48 @@ class RenderPool:
                 continue
             inner.add_done_callback(functools.partial(self._finish, task, error=None))
 
+    def _forget(self, pool: cf.ProcessPoolExecutor | None, task: RenderTask, freed: bool = True) -> None:
+        """Take ``task`` off ``pool``'s list; if its worker is ``freed`` (the task ended, the pool
+        did not break), the task that moves into a worker starts now. Lock held."""
+        handed = self._handed.get(pool) if pool is not None else None
+        if handed is None or task not in handed:
+            return
+        handed.remove(task)
+        now = time.monotonic()
+        for t in handed[: self.workers] if freed else ():
+            if t.started is None:
+                t.started = now
+        if not handed and pool is not self._pool:  # a pool that is gone and has nothing left
+            del self._handed[pool]  # type: ignore[arg-type]
+            self._killed.pop(pool, None)  # type: ignore[arg-type]
+
     def _finish(self, task: RenderTask, inner: cf.Future[Any] | None, error: BaseException | None) -> None:
-        with self._cond:
-            self._running -= 1
-            self._cond.notify_all()
         if inner is not None:
             if inner.cancelled():  # the pool was reset or closed while the task sat in its call queue
                 error = BrokenProcessPool("the render pool was closed" if self._closed else "the render workers were restarted")
             else:
                 error = inner.exception()
+        with self._cond:
+            pool = task.executor
+            killed_for = self._killed.get(pool) if pool is not None else None
+            began = task.started is not None
+            self._forget(pool, task, freed=not isinstance(error, BrokenProcessPool))
+            self._running -= 1
+            # An innocent bystander of a kill (any task but the one it was for), or a task that had
+            # not begun when its pool broke, runs again on the new pool instead of failing.
+            again = (
+                isinstance(error, BrokenProcessPool)
+                and not self._closed
+                and ((killed_for is not None and killed_for is not task) or not began)
+            )
+            if again:
+                task.handed = task.started = None
+                task.executor = None
+                fn, args = task._call
+                heapq.heappush(self._queue, (task._priority, next(self._seq), task, fn, args))
+            self._cond.notify_all()
+        if again:
+            return
         if error is not None:
             task.set_exception(error)
         else:
@@ -183,10 +245,15 @@ class RenderPool:
             )
         return self._pool
 
-    def kill(self, pool: cf.ProcessPoolExecutor | None) -> None:
-        """Kill the workers of ``pool`` (a page that hangs the renderer) and start afresh."""
+    def kill(self, culprit: RenderTask) -> None:
+        """Kill the workers of the process pool ``culprit`` runs on (a page that hangs the
+        renderer) and start afresh: ``culprit`` fails, the pool's other tasks run again."""
+        pool = culprit.executor
         if pool is None:
             return
+        with self._lock:
+            if culprit in self._handed.get(pool, ()):
+                self._killed[pool] = culprit
         # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
         # terminate_workers); its process table is the only handle.
         for proc in list((getattr(pool, "_processes", None) or {}).values()):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import os
 import threading
 import time
@@ -22,8 +23,19 @@ def pool():  # type: ignore[no-untyped-def]
 def _wait_started(task, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
     end = time.monotonic() + timeout
     while task.started is None:
-        assert time.monotonic() < end, "task never handed to a worker"
+        assert time.monotonic() < end, "task never began on a worker"
         time.sleep(0.01)
+
+
+def _wait_handed(task, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while task.handed is None:
+        assert time.monotonic() < end, "task never handed to the process pool"
+        time.sleep(0.01)
+
+
+def _crash() -> None:
+    os.kill(os.getpid(), 9)
 
 
 def test_waiting_tasks_run_by_priority_not_submission_order(pool: RenderPool) -> None:
@@ -42,7 +54,8 @@ def test_waiting_tasks_run_by_priority_not_submission_order(pool: RenderPool) ->
     prefetched = pool.submit(time.sleep, 0.01, priority=9)
     prefetched.add_done_callback(label("prefetched"))
     _wait_started(blocker)
-    _wait_started(prefetched)
+    _wait_handed(prefetched)
+    assert prefetched.started is None  # in the process pool's queue, behind ``blocker``
     lows = [pool.submit(time.sleep, 0.01, priority=5 + i) for i in range(4)]
     for i, t in enumerate(lows):
         t.add_done_callback(label(f"page{i + 5}"))
@@ -54,25 +67,70 @@ def test_waiting_tasks_run_by_priority_not_submission_order(pool: RenderPool) ->
     for t in [blocker, prefetched, *lows, first_page, opening]:
         t.result(timeout=60)
     assert order == ["blocker", "prefetched", "open", "page0", "page5", "page6", "page7", "page8"]
+    assert prefetched.started is not None and prefetched.started - blocker.started >= 0.5  # began when blocker ended
     assert opening.started is not None and lows[0].started is not None and opening.started < lows[0].started
 
 
-def test_killed_worker_fails_its_task_and_waiting_tasks_run_on_a_new_pool(pool: RenderPool) -> None:
+def test_kill_fails_only_its_task_the_prefetched_and_waiting_ones_run_on_a_new_pool(pool: RenderPool) -> None:
     hung = pool.submit(time.sleep, 60)
-    prefetched = pool.submit(time.sleep, 0)  # handed to the same process pool, behind ``hung``
+    prefetched = pool.submit(os.getpid)  # handed to the same process pool, behind ``hung``
     _wait_started(hung)
-    _wait_started(prefetched)
-    time.sleep(0.3)  # let the worker take it
-    waiting = pool.submit(time.sleep, 0)  # still in the priority queue
-    assert waiting.started is None
+    _wait_handed(prefetched)
+    time.sleep(0.3)  # let the worker take ``hung`` and the pool's queue take ``prefetched``
+    waiting = pool.submit(os.getpid)  # still in the priority queue
+    assert waiting.handed is None and prefetched.started is None
+    time.sleep(1.0)
+    assert not prefetched.overdue(1.0)  # its clock has not run while ``hung`` held the worker
     first = hung.executor
-    pool.kill(first)
+    pool.kill(hung)
     with pytest.raises(BrokenProcessPool):
         hung.result(timeout=30)
-    with pytest.raises(BrokenProcessPool):  # it never ran: the whole process pool went
-        prefetched.result(timeout=30)
-    assert waiting.result(timeout=60) is None
+    # it never ran: it goes back to the queue and runs on the new process pool, not failed
+    assert isinstance(prefetched.result(timeout=60), int)
+    assert prefetched.executor is not None and prefetched.executor is not first
+    assert isinstance(waiting.result(timeout=60), int)
     assert waiting.executor is not None and waiting.executor is not first
+
+
+def test_kill_reruns_the_other_workers_pages(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    p = RenderPool(2, memory_mb=512)
+    try:
+        hung = p.submit(time.sleep, 60)
+        innocent = p.submit(time.sleep, 1.5)  # the second worker, running when the kill comes
+        _wait_started(hung)
+        _wait_started(innocent)
+        time.sleep(0.3)
+        first = hung.executor
+        p.kill(hung)
+        with pytest.raises(BrokenProcessPool):
+            hung.result(timeout=30)
+        assert innocent.result(timeout=60) is None  # ran again, whole, on the new pool
+        assert innocent.executor is not first
+    finally:
+        p.close()
+
+
+def test_crashed_worker_fails_the_running_task_and_reruns_the_one_behind_it(pool: RenderPool) -> None:
+    crasher = pool.submit(_crash)
+    behind = pool.submit(os.getpid)  # prefetched behind it, never began
+    with pytest.raises(BrokenProcessPool):
+        crasher.result(timeout=60)
+    assert isinstance(behind.result(timeout=60), int)
+    assert behind.executor is not crasher.executor
+
+
+def test_a_task_cancelled_after_it_was_sent_back_is_dropped(pool: RenderPool) -> None:
+    hung = pool.submit(time.sleep, 60)
+    prefetched = pool.submit(os.getpid)
+    _wait_started(hung)
+    _wait_handed(prefetched)
+    time.sleep(0.3)
+    blocker = pool.submit(time.sleep, 1.0, priority=-5)  # runs first on the new pool
+    pool.kill(hung)
+    assert not prefetched.cancel()  # it was already running: cancel() cannot stop it ...
+    blocker.result(timeout=60)
+    with pytest.raises(cf.CancelledError):  # ... but when it comes back to the queue it is dropped
+        prefetched.result(timeout=60)
 
 
 def test_cancel_while_waiting_and_close_fails_the_rest() -> None:

@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -590,8 +591,8 @@ def row_daemon(args: argparse.Namespace) -> None:
         if args.iter_log:
             # the pages' input processing in vLLM's renderer, from the daemon's RENDERED lines:
             # first, median and last page ready to go to the engine core, in s after the drop
-            rendered = [float(line.split()[1]) for line in (work / "daemon.log").read_text(errors="replace").splitlines()
-                        if line.startswith("RENDERED ")]
+            # (the time has three decimals: a line glued to the next one still parses)
+            rendered = [float(m.group(1)) for m in re.finditer(r"^RENDERED (\d+\.\d{3})", (work / "daemon.log").read_text(errors="replace"), re.M)]
             extra["inputs_ready_s"] = _first_median_last([t - t1 for t in rendered if t >= t1])
         failed = list((work / "failed").iterdir())
         mixed: dict[str, Any] = {}

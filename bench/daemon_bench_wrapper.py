@@ -51,7 +51,9 @@ def _print_render_times() -> None:
 
     async def render_cmpl_async(self: Any, *a: Any, **kw: Any) -> Any:
         out = await orig(self, *a, **kw)
-        print(f"RENDERED {time.time():.3f}", flush=True)
+        # one write(2) with its newline: print() under PYTHONUNBUFFERED writes the text and the
+        # newline separately, and the daemon's log lines (same file) landed between the two
+        os.write(1, f"RENDERED {time.time():.3f}\n".encode())
         return out
 
     BaseRenderer.render_cmpl_async = render_cmpl_async  # type: ignore[method-assign]

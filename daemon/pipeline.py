@@ -294,7 +294,7 @@ class Pipeline:
     def _prepare(self, doc: Document, src: Path, pages: list[str]) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
         and every document worker share); here when the pool cannot run it: closed while the
-        daemon stops, its workers killed for another file's hung page, out of its memory limit,
+        daemon stops, its worker crashed (by a page of another file running beside it), out of its memory limit,
         or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate (a
         ``RuntimeError`` or ``MemoryError`` after one more try here)."""
         args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now())

@@ -9,7 +9,7 @@ model's (random subwords of many scripts, ~4,400 characters a page, a new text p
 cache helps) handed to ``Pipeline._finish`` from one thread each, all released at once, with a
 real journal, real source files and real output files (txt, md, json, as the GPU bench's route)
 in a temporary folder, render workers warmed as at the daemon's start (``Pipeline.warm``). The engine is a stand-in that only answers what the pipeline reads of
-it (``name``, ``output_is_markdown``, ``ocr_on_cpu``): nothing here calls it.
+it (``name``, ``output_is_markdown``): nothing here calls it.
 
 Reports the wall time from the release to the last document done, per document, and the same
 documents finished one by one on one thread (the GIL's share: with N threads the wall time is
@@ -45,7 +45,6 @@ class _Engine:
 
     name = "vllm"
     output_is_markdown = True
-    ocr_on_cpu = False
     max_in_flight = 512
 
 

@@ -69,12 +69,12 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
     engine_fp8_jit) # fp8 engine row with every step and every kernel JIT compile after start logged
                  step engine_fp8_jit 300 $B engine-async --dir $W --results $R --kv-dtype fp8 --iter-log --jit-verbose
                  python bench/iter_summary.py $OUT/engine_fp8_jit.log --json $OUT/engine_fp8_jit_summary.json > $OUT/engine_fp8_jit_summary.txt 2>&1 ;;
-    daemon_iters|daemon_fp8_iters|daemon_fp8_nice0)
+    daemon_iters|daemon_fp8_iters|daemon_fp8_nice10)
                  # the daemon row with vLLM's per-step log and each page's input-processing time in
                  # the daemon's log, PASS markers around the timed part: the daemon's own timeline;
-                 # daemon_fp8_nice0: render workers at the daemon's CPU priority (A/B of render_nice)
+                 # daemon_fp8_nice10: render workers 10 nice steps down (A/B of daemon.render_nice)
                  kv=auto; nice=-1
-                 case $row in daemon_fp8_iters) kv=fp8 ;; daemon_fp8_nice0) kv=fp8; nice=0 ;; esac
+                 case $row in daemon_fp8_iters) kv=fp8 ;; daemon_fp8_nice10) kv=fp8; nice=10 ;; esac
                  step $row 260 $B daemon --dir $W --results $R --kv-dtype $kv --iter-log --render-nice $nice
                  cp $OUT/daemon-default-$kv.log $OUT/${row}_daemon.log  # the next daemon row reuses the name
                  python bench/iter_summary.py $OUT/${row}_daemon.log --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1 ;;

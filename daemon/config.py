@@ -56,8 +56,8 @@ class DaemonCfg(Strict):
         0, ge=0, le=1024, description="documents processed at once; 0 = enough to keep the engine full"
     )
     render_workers: int = Field(0, ge=0, le=256, description="render processes (pages; classifying and rendering finished documents); 0 = half the CPU cores")
-    render_nice: int | None = Field(
-        None, ge=0, le=19, description="CPU priority of render processes below the daemon's; null = 10 with a GPU engine, 0 with Tesseract"
+    render_nice: int = Field(
+        0, ge=0, le=19, description="CPU priority of render processes below the daemon's (`nice` steps)"
     )
     pages_in_flight_per_document: int = Field(64, ge=1, description="pages of one document rendered/OCRed at once")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

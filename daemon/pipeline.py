@@ -54,7 +54,7 @@ from daemon.outputs import (
     remove_stale_temp,
     unique_path,
 )
-from daemon.renderpool import OPEN_PRIORITY, WORKER_NICE, RenderPool, RenderTask, warm_render
+from daemon.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
 from daemon.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 
@@ -140,10 +140,9 @@ class Pipeline:
         self.journal = journal
         self.engine = engine
         n = render_workers if render_workers is not None else cfg.daemon.render_workers
-        nice = cfg.daemon.render_nice
-        if nice is None:
-            nice = 0 if engine.ocr_on_cpu else WORKER_NICE
-        self.pool = RenderPool(n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb, nice=nice)
+        self.pool = RenderPool(
+            n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb, nice=cfg.daemon.render_nice
+        )
         self.outputs_seen: set[str] = set(journal.all_outputs())
         self._outputs_lock = threading.Lock()
         self._plan_lock = threading.Lock()

@@ -50,14 +50,6 @@ from daemon import render
 OPEN_PRIORITY = -1
 
 
-#: How much lower than the daemon render workers run by default with a GPU engine (``nice``
-#: steps). Rendering runs far ahead of the GPU (~40 pages/s from 8 workers against ~18 the H200
-#: encodes), while vLLM's engine core launches the vision encoder's kernels one by one from the
-#: CPU: when the cores are all busy, the workers should wait, not the process that keeps the GPU
-#: fed. With Tesseract the workers feed OCR threads of the daemon itself: no offset there.
-WORKER_NICE = 10
-
-
 def _limit_worker(memory_bytes: int, nice: int = 0) -> None:
     """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
     file that makes MuPDF allocate without end kills only this worker (MemoryError/crash); and

@@ -10,7 +10,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from daemon.renderpool import OPEN_PRIORITY, WORKER_NICE, RenderPool
+from daemon.renderpool import OPEN_PRIORITY, RenderPool
 
 
 @pytest.fixture
@@ -164,8 +164,8 @@ def test_workers_have_an_address_space_cap(pool: RenderPool) -> None:
 def test_workers_run_nice_steps_below_the_daemon(pool: RenderPool) -> None:
     # os.nice(0) reads the calling process's niceness without changing it
     assert pool.submit(os.nice, 0).result(timeout=60) == os.nice(0)  # the default: same priority
-    lower = RenderPool(1, memory_mb=512, nice=WORKER_NICE)
+    lower = RenderPool(1, memory_mb=512, nice=10)
     try:
-        assert lower.submit(os.nice, 0).result(timeout=60) == min(19, os.nice(0) + WORKER_NICE)
+        assert lower.submit(os.nice, 0).result(timeout=60) == min(19, os.nice(0) + 10)
     finally:
         lower.close()

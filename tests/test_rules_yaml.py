@@ -39,7 +39,7 @@ HELP: dict[str, str] = {
     "daemon.failed_dir": "documents that cannot be processed are moved here with `<name>.error.txt`",
     "daemon.workers": "documents processed at once; 0 = enough to keep the engine full (half the engine's page capacity, at least 4)",
     "daemon.render_workers": "render processes (pages; classifying and rendering finished documents); 0 = half the CPU cores",
-    "daemon.render_nice": "CPU priority of render processes below the daemon's; `null` = 10 with a GPU engine, 0 with Tesseract",
+    "daemon.render_nice": "CPU priority of render processes below the daemon's (`nice` steps)",
     "daemon.pages_in_flight_per_document": "pages of one document rendered/OCRed at once",
     "daemon.log_level": "`DEBUG`, `INFO`, `WARNING` or `ERROR`",
     "daemon.rescan_interval": "seconds between safety rescans of every inbox",

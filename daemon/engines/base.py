@@ -57,9 +57,6 @@ class Engine(abc.ABC):
     output_is_markdown: bool = False
     #: Back-pressure bound: how many pages may be submitted and unfinished at once.
     max_in_flight: int = 8
-    #: Whether recognition runs on this machine's CPU cores (Tesseract). Render workers then run
-    #: at the daemon's own CPU priority, since they feed it; otherwise lower (``daemon.render_nice``).
-    ocr_on_cpu: bool = False
 
     @abc.abstractmethod
     def start(self) -> None:

@@ -174,7 +174,6 @@ class TesseractEngine(Engine):
 
     name = "tesseract"
     output_is_markdown = False
-    ocr_on_cpu = True
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg

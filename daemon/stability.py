@@ -101,14 +101,14 @@ class StabilityTracker:
         write of a growing file) cost a queue read each, not a stat of every tracked file.
         """
         end = time.monotonic() + self._tick
+        due = self._next_due()  # once per pass: O(tracked), like the pass itself
         while not self._stop.is_set():
-            now = time.monotonic()
-            timeout = min(end, self._next_due()) - now
+            timeout = min(end, due) - time.monotonic()
             if timeout <= 0:
                 return
             if self._wake.wait(timeout):
                 self._wake.clear()
-                self._admit(time.monotonic())
+                due = min(due, self._admit(time.monotonic()))
 
     def _next_due(self) -> float:
         """Monotonic time the earliest tracked file can next be handed on (inf if none)."""
@@ -120,8 +120,10 @@ class StabilityTracker:
             due = min(due, d)
         return due
 
-    def _admit(self, now: float) -> None:
-        """Take new notices: stat each new path once and start its delay at ``now``."""
+    def _admit(self, now: float) -> float:
+        """Take new notices: stat each new path once and start its delay at ``now``. Returns
+        when the earliest of them is due (inf if none was new)."""
+        due = float("inf")
         while True:
             try:
                 cand = self._inq.get_nowait()
@@ -132,6 +134,8 @@ class StabilityTracker:
                 if st is None or (self._skip is not None and self._skip(cand.path, st)):
                     continue
                 self._tracked[cand.path] = _Tracked(cand, st.st_size, st.st_mtime_ns, now)
+                due = min(due, now + self._delay_for(cand.inbox))
+        return due
 
     def step(self, now: float | None = None) -> None:
         """One pass: take new notices, stat every tracked file, hand on the stable ones."""

@@ -113,7 +113,7 @@ class RenderPool:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._pool: cf.ProcessPoolExecutor | None = None
-        self._queue: list[tuple[int, int, RenderTask, Callable[..., Any], tuple[Any, ...]]] = []
+        self._queue: list[tuple[int, int, RenderTask]] = []  # (priority, submission order, task)
         self._seq = itertools.count()
         self._running = 0
         self._closed = False
@@ -130,7 +130,7 @@ class RenderPool:
         with self._cond:
             if self._closed:
                 raise RuntimeError("the render pool is closed")
-            heapq.heappush(self._queue, (priority, next(self._seq), task, fn, args))
+            heapq.heappush(self._queue, (priority, next(self._seq), task))
             if self._dispatcher is None:
                 # Submitting to the process pool happens on this one thread, never inside a
                 # future's callback (those run on the pool's own management thread).
@@ -146,7 +146,8 @@ class RenderPool:
                     self._cond.wait()
                 if self._closed:
                     return
-                _, _, task, fn, args = heapq.heappop(self._queue)
+                _, _, task = heapq.heappop(self._queue)
+                fn, args = task._call
                 if task.running():  # sent back after a kill or crash: it is RUNNING already
                     if task._abandoned:
                         task.set_exception(cf.CancelledError())
@@ -215,8 +216,7 @@ class RenderPool:
             if again:
                 task.handed = task.started = None
                 task.executor = None
-                fn, args = task._call
-                heapq.heappush(self._queue, (task._priority, next(self._seq), task, fn, args))
+                heapq.heappush(self._queue, (task._priority, next(self._seq), task))
             self._cond.notify_all()
         if again:
             return
@@ -278,8 +278,9 @@ class RenderPool:
             waiting, self._queue = self._queue, []
             pool, self._pool = self._pool, None
             self._cond.notify_all()
-        for _, _, task, _, _ in waiting:
-            if task.set_running_or_notify_cancel():
+        for _, _, task in waiting:
+            # a task sent back to the queue after a kill is RUNNING already
+            if task.running() or task.set_running_or_notify_cancel():
                 task.set_exception(BrokenProcessPool("the render pool was closed"))
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)

@@ -133,6 +133,26 @@ def test_a_task_cancelled_after_it_was_sent_back_is_dropped(pool: RenderPool) ->
         prefetched.result(timeout=60)
 
 
+def test_close_fails_a_task_that_was_sent_back_to_the_queue() -> None:
+    p = RenderPool(1, memory_mb=512)
+    try:
+        hung = p.submit(time.sleep, 60)
+        prefetched = p.submit(os.getpid)
+        _wait_started(hung)
+        _wait_handed(prefetched)
+        time.sleep(0.3)
+        # two tasks ahead of it by priority fill the new pool's worker and prefetch slot
+        blockers = [p.submit(time.sleep, 3.0, priority=-5), p.submit(time.sleep, 3.0, priority=-4)]
+        p.kill(hung)
+        _wait_started(blockers[0])
+        _wait_handed(blockers[1])
+        assert prefetched.running() and prefetched.handed is None  # back in the queue, not done
+    finally:
+        p.close()
+    with pytest.raises(BrokenProcessPool, match="closed"):
+        prefetched.result(timeout=10)
+
+
 def test_cancel_while_waiting_and_close_fails_the_rest() -> None:
     p = RenderPool(1, memory_mb=512)
     try:

@@ -32,6 +32,9 @@ from daemon.models import Candidate
 
 log = logging.getLogger(__name__)
 
+#: Seconds between probes (opening the file) of one stable file that does not open yet.
+PROBE_EVERY = 1.0
+
 
 @dataclass
 class _Tracked:
@@ -116,7 +119,7 @@ class StabilityTracker:
         for t in self._tracked.values():
             d = t.since + self._delay_for(t.cand.inbox)
             if t.last_probe:
-                d = max(d, t.last_probe + 1.0)
+                d = max(d, t.last_probe + PROBE_EVERY)
             due = min(due, d)
         return due
 
@@ -152,8 +155,8 @@ class StabilityTracker:
             stable_for = now - t.since
             if stable_for < self._delay_for(t.cand.inbox):
                 continue
-            if now - t.last_probe < 1.0 and t.last_probe:
-                continue  # probing opens the file: at most once a second per file
+            if now - t.last_probe < PROBE_EVERY and t.last_probe:
+                continue  # probing opens the file: at most once every PROBE_EVERY s per file
             special = _not_plain(st)
             if special is not None:
                 # Never open a link, FIFO, device or hard-linked file to probe it: opening a FIFO

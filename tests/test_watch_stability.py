@@ -6,6 +6,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from conftest import wait_for
 
 from daemon.config import InboxCfg
@@ -77,8 +78,8 @@ def test_poll_mode_sees_files(tmp_path: Path) -> None:
         w.stop()
 
 
-def _tracker(stable: list[tuple[Candidate, str | None]], probe=lambda p: None, delay=0.5, grace=3.0) -> StabilityTracker:  # type: ignore[no-untyped-def]
-    return StabilityTracker(lambda c, r: stable.append((c, r)), probe, lambda inbox: delay, grace_for=lambda inbox: grace)
+def _tracker(stable: list[tuple[Candidate, str | None]], probe=lambda p: None, delay=0.5, grace=3.0, tick=0.25) -> StabilityTracker:  # type: ignore[no-untyped-def]
+    return StabilityTracker(lambda c, r: stable.append((c, r)), probe, lambda inbox: delay, grace_for=lambda inbox: grace, tick=tick)
 
 
 def test_file_growing_in_chunks_is_not_taken_until_stable(tmp_path: Path) -> None:
@@ -126,26 +127,12 @@ def test_vanished_file_is_forgotten(tmp_path: Path) -> None:
     assert stable == [] and t.pending() == 0
 
 
-def test_tracker_thread_hands_on_a_real_file(tmp_path: Path) -> None:
-    stable: list[tuple[Candidate, str | None]] = []
-    t = _tracker(stable, delay=0.3)
-    t.start()
-    try:
-        f = tmp_path / "a.pdf"
-        f.write_bytes(b"%PDF")
-        start = time.monotonic()
-        t.notice(Candidate(f, "in"))
-        wait_for(lambda: stable, 10, "stable file")
-        assert time.monotonic() - start >= 0.3
-    finally:
-        t.stop()
-
-
-def test_tracker_thread_hands_on_when_the_delay_ends_not_at_the_next_tick(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tick", [0.25, 30.0])
+def test_tracker_thread_hands_on_a_real_file_when_its_delay_ends(tmp_path: Path, tick: float) -> None:
     # tick 30 s: a tracker that only polled on its tick would hold the file for 30 s; it must
     # admit the notice at once and wake when the file's 0.3 s are over.
     stable: list[tuple[Candidate, str | None]] = []
-    t = StabilityTracker(lambda c, r: stable.append((c, r)), lambda p: None, lambda inbox: 0.3, tick=30.0)
+    t = _tracker(stable, delay=0.3, tick=tick)
     t.start()
     try:
         time.sleep(0.2)  # the thread is asleep on its tick when the file comes
@@ -153,7 +140,7 @@ def test_tracker_thread_hands_on_when_the_delay_ends_not_at_the_next_tick(tmp_pa
         f.write_bytes(b"%PDF")
         start = time.monotonic()
         t.notice(Candidate(f, "in"))
-        wait_for(lambda: stable, 10, "stable file before the 30 s tick")
+        wait_for(lambda: stable, 10, "stable file")
         assert 0.3 <= time.monotonic() - start < 10
         assert stable == [(Candidate(f, "in"), None)]
     finally:
@@ -164,7 +151,7 @@ def test_tracker_thread_waits_for_a_growing_file_between_deadlines(tmp_path: Pat
     # The thread sleeps until a file is due; a file written again meanwhile must still be held
     # until it has been unchanged for the whole delay.
     stable: list[tuple[Candidate, str | None]] = []
-    t = StabilityTracker(lambda c, r: stable.append((c, r)), lambda p: None, lambda inbox: 0.4, tick=30.0)
+    t = _tracker(stable, delay=0.4, tick=30.0)
     t.start()
     try:
         f = tmp_path / "growing.pdf"

@@ -35,9 +35,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon.config import Config  # noqa: E402
-from daemon.journal import Journal  # noqa: E402
+from daemon.journal.store import Journal  # noqa: E402
 from daemon.models import PageText  # noqa: E402
-from daemon.pipeline import Pipeline  # noqa: E402
+from daemon.service.pipeline import Pipeline  # noqa: E402
 
 
 class _Engine:

@@ -760,7 +760,7 @@ def main() -> None:
     if args.row not in ("pages", "report") and args.engine_kind == "vllm":
         os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
         if not Path(args.model, "config.json").exists():
-            from daemon.modelfolder import write_dummy_model
+            from daemon.engines.modelfolder import write_dummy_model
 
             write_dummy_model(Path(args.model))
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ import docgen  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
 from daemon.models import RenderOptions  # noqa: E402
-from daemon.render import ORIENT_MIN_CONF, detect_orientation, make_upright, render_page  # noqa: E402
+from daemon.pages.render import ORIENT_MIN_CONF, detect_orientation, make_upright, render_page  # noqa: E402
 
 
 def machine() -> str:
@@ -217,9 +217,9 @@ def languages(tmp: Path) -> None:
     """CER and s/page of language strategies on one full page per language (4 paragraphs)."""
     from tesserocr import OEM, PSM, PyTessBaseAPI
 
-    from daemon.classify import detect_language
     from daemon.engines.tesseract import LATIN, TESS_CODES, tidy_text
-    from daemon.render import tessdata_dir
+    from daemon.pages.render import tessdata_dir
+    from daemon.understand.classify import detect_language
 
     opts = RenderOptions(autorotate=False)
     pages = {}

@@ -21,9 +21,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from daemon import render  # noqa: E402
 from daemon.models import RenderOptions  # noqa: E402
-from daemon.renderpool import OPEN_PRIORITY, RenderPool  # noqa: E402
+from daemon.pages import render  # noqa: E402
+from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool  # noqa: E402
 
 
 def run(pool_kind: str, pdfs: list[Path], workers: int, first: int, prefetch: int = 1) -> dict[str, Any]:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from daemon.intake.stability import StabilityTracker  # noqa: E402
 from daemon.models import Candidate  # noqa: E402
-from daemon.stability import StabilityTracker  # noqa: E402
 
 
 def run(n: int, delay: float) -> float:

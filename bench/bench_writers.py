@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from daemon.docmodel import _parse_inline_cached, parse_document, plain_text  # noqa: E402
+from daemon.document.model import _parse_inline_cached, parse_document, plain_text  # noqa: E402
 from daemon.writers import FORMATS, render_outputs  # noqa: E402
 
 

@@ -3213,8 +3213,8 @@ def ocr_noise(s: str, rnd: random.Random) -> str:
 
 def short_texts() -> dict[str, dict[str, float]]:
     """Language accuracy on SHORT: detect_language vs py3langid alone (11 languages)."""
-    from daemon.classify import _model_scores, detect_language
     from daemon.config import LANGUAGES
+    from daemon.understand.classify import _model_scores, detect_language
 
     rnd = random.Random(7)
     variants = {
@@ -3247,8 +3247,8 @@ def short_texts() -> dict[str, dict[str, float]]:
 
 
 def evaluate(texts: list[str], docs: list[tuple[str, str, str]], label: str) -> dict[str, object]:
-    from daemon.classify import classify
     from daemon.config import load_config
+    from daemon.understand.classify import classify
 
     cfg = load_config(REPO / "rules.yaml")
     lang_ok = dt_ok = 0

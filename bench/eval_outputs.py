@@ -1,6 +1,6 @@
 """Held-out check of the output writers (issue 4).
 
-Runs ``python -m daemon.convert FILE --to md,txt,tex,csv,xlsx,json`` (what ``ocr-daemon
+Runs ``python -m daemon.writers.convert FILE --to md,txt,tex,csv,xlsx,json`` (what ``ocr-daemon
 convert`` runs) on every model-style page output in ``bench/heldout_outputs/`` and checks the
 results against the hand-written ``expected.json`` (written before the first run):
 
@@ -10,7 +10,7 @@ results against the hand-written ``expected.json`` (written before the first run
   ones;
 - the ``.md`` parses back to the same tables;
 - LaTeX fragments that must be in the ``.tex`` (escaping, repaired math);
-- language detection (``daemon.classify`` via convert's default) against the expected language.
+- language detection (``daemon.understand.classify`` via convert's default) against the expected language.
 
 Usage: ``.venv/bin/python bench/eval_outputs.py [--set bench/heldout_outputs_v2] [--keep DIR]``
 """
@@ -33,8 +33,8 @@ import openpyxl
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from daemon.convert import _detect_language, split_raw_pages  # noqa: E402
-from daemon.docmodel import parse_document  # noqa: E402
+from daemon.document.model import parse_document  # noqa: E402
+from daemon.writers.convert import _detect_language, split_raw_pages  # noqa: E402
 
 HELDOUT = ROOT / "bench" / "heldout_outputs"
 
@@ -63,7 +63,7 @@ def check_file(src: Path, exp: dict, out: Path) -> dict:
     lang = exp["language"]
     t0 = time.perf_counter()
     p = subprocess.run(
-        [sys.executable, "-m", "daemon.convert", str(src), "--to", "md,txt,tex,csv,xlsx,json", "--out", str(out),
+        [sys.executable, "-m", "daemon.writers.convert", str(src), "--to", "md,txt,tex,csv,xlsx,json", "--out", str(out),
          "--language", lang],
         capture_output=True, text=True, cwd=ROOT, timeout=300,
     )

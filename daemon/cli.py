@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--failed", action="store_true", help="every failed document")
     g.add_argument("files", nargs="*", type=Path, default=[])
 
-    from daemon import convert, modelfolder
+    from daemon.engines import modelfolder
+    from daemon.writers import convert
 
     for name, module, text in (
         ("convert", convert, "rebuild outputs from a saved raw model-output Markdown file (no OCR)"),
@@ -109,8 +110,8 @@ def cmd_check_config(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from daemon.sdnotify import setup_logging
-    from daemon.service import Service
+    from daemon.service.sdnotify import setup_logging
+    from daemon.service.service import Service
 
     cfg = _load(args.config)
     setup_logging(args.log_level or cfg.daemon.log_level)
@@ -132,8 +133,8 @@ def _inbox_for(cfg: Config, path: Path) -> str:
 
 def cmd_once(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
-    from daemon.journal import Journal
-    from daemon.pipeline import Pipeline
+    from daemon.journal.store import Journal
+    from daemon.service.pipeline import Pipeline
 
     cfg = _load(args.config)
     journal = Journal(cfg.daemon.state_dir)
@@ -180,12 +181,12 @@ def cmd_once(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
-    from daemon import render
-    from daemon.classify import classify, format_explain
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
-    from daemon.pipeline import render_options
-    from daemon.route import choose_route
+    from daemon.pages import render
+    from daemon.service.pipeline import render_options
+    from daemon.understand.classify import classify, format_explain
+    from daemon.understand.route import choose_route
 
     cfg = _load(args.config)
     path = Path(os.path.abspath(args.file))
@@ -208,7 +209,7 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from daemon.journal import Journal, journal_exists, journal_path
+    from daemon.journal.store import Journal, journal_exists, journal_path
     from daemon.models import DocState
 
     cfg = load_config(args.config)
@@ -242,8 +243,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:
-    from daemon.journal import Journal, journal_exists, journal_path
-    from daemon.outputs import error_note_name, move_file
+    from daemon.fsio import error_note_name, move_file
+    from daemon.journal.store import Journal, journal_exists, journal_path
 
     cfg = load_config(args.config)
     if not journal_exists(cfg.daemon.state_dir):  # nothing was ever journaled: create nothing

@@ -1,4 +1,4 @@
-"""Helpers shared by the fault-injection tests (tests/test_faults*.py, tests/test_statemachine.py)
+"""Helpers shared by the fault-injection tests (tests/e2e/test_faults*.py, tests/test_statemachine.py)
 and bench/bench_load.py: tiny real inputs, a fast daemon config, kill triggers driven by inotify,
 RSS sampling from /proc, and the "exactly once" invariant checked on the real folders.
 

@@ -12,7 +12,7 @@ APT_PACKAGES=(
   tesseract-ocr-nld tesseract-ocr-por tesseract-ocr-swe tesseract-ocr-dan
   # systemd-python builds against libsystemd; systemd-analyze checks the unit
   libsystemd-dev pkg-config systemd
-  # tests/test_install.py runs install.sh --no-apt: a venv from Debian's python3, in which pip
+  # tests/e2e/test_install.py runs install.sh --no-apt: a venv from Debian's python3, in which pip
   # builds systemd-python (headers + compiler); libseccomp2 for the unit's sandbox emulation
   python3-venv python3-dev gcc libseccomp2
   # fonts the tests use to draw multi-language documents (CJK included)

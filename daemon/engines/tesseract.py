@@ -32,7 +32,7 @@ strategy"; CER = character error rate vs the known text, CPU s/page on this 2-co
   the errors are Nordic letters read with English as primary model (sv "lådor" -> "ládor",
   da "beløb" -> "belgb");
 - OSD -> English only: CER 1.4 %, 0.7 s (loses every diacritic English lacks);
-- OSD -> 9 Latin models, then the page's language detected (``daemon.classify``) and the page
+- OSD -> 9 Latin models, then the page's language detected (``daemon.understand.classify``) and the page
   read again with ``<language>+eng``: CER 0.0 %, 1.3 s; a page that already knows its language
   reads with ``<language>+eng`` directly: CER 0.0 %, 0.8 s.
 
@@ -73,7 +73,7 @@ from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import Engine, PageRequest  # noqa: E402
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError  # noqa: E402
 from daemon.models import PageText  # noqa: E402
-from daemon.render import detect_orientation, tessdata_dir  # noqa: E402
+from daemon.pages.render import detect_orientation, tessdata_dir  # noqa: E402
 
 __all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
 
@@ -342,7 +342,7 @@ class TesseractEngine(Engine):
         models; returns it, or None when the text is too short or the detector unsure."""
         if len(text) < LEARN_MIN_CHARS:
             return None
-        from daemon.classify import detect_language
+        from daemon.understand.classify import detect_language
 
         lang, conf = detect_language(text, latin)
         if lang not in latin or conf < LEARN_MIN_CONF:

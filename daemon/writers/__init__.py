@@ -1,6 +1,6 @@
 """Output writers: engine page texts -> the bytes of every requested output file.
 
-Contract (used by ``daemon.outputs``, which does all file I/O):
+Contract (used by ``daemon.fsio``, which does all file I/O):
 
 ``render_outputs(pages, formats=..., stem=..., language=..., sidecar=..., markdown=...)``
 returns ``{file name: bytes}`` for every format asked for. It is pure (no I/O), deterministic
@@ -9,7 +9,7 @@ for the same input, and names every file ``<stem>.<ext>`` (tables as
 level. ``markdown`` says whether the page texts are engine Markdown (VLM) or plain text
 (Tesseract).
 
-All writers work from one :class:`daemon.docmodel.Document` built once per call:
+All writers work from one :class:`daemon.document.model.Document` built once per call:
 
 - ``txt``  -> ``<stem>.txt``  (:mod:`daemon.writers.text`)
 - ``md``   -> ``<stem>.md``   (:mod:`daemon.writers.markdown`)
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.docmodel import Document, parse_document
+from daemon.document.model import Document, parse_document
 
 log = logging.getLogger(__name__)
 

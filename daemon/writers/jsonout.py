@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from daemon.docmodel import Document
+from daemon.document.model import Document
 
 
 def write_json(doc: Document, sidecar: dict[str, Any], page_texts: Sequence[str]) -> str:

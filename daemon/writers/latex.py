@@ -15,7 +15,7 @@ Design decisions (each one is about compiling *every* document, whatever the eng
   superscript (primes count), an unbraced argument that is not a single simple token
   (``x^\\sqrt2``), two ``\\over`` in one group, ``\\limits`` after a non-operator, text-mode or TeX
   programming commands, delimiters inside math) is printed verbatim in ``\\texttt`` instead:
-  visible, never fatal. The rules come from fuzzing (tests/test_writer_fuzz.py). A command the
+  visible, never fatal. The rules come from fuzzing (tests/integration/test_writer_fuzz.py). A command the
   preamble does not know gets a ``\\providecommand`` that prints its name. Packages: amsmath,
   amssymb, bm, cancel -- not mathtools, which breaks ``aligned`` cells ending in
   ``\\operatorname``; ``\\mathscr`` falls back to ``\\mathcal`` (the rsfs fonts are not in the set).
@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.docmodel import (
+from daemon.document.model import (
     Block,
     Cell,
     CodeBlock,

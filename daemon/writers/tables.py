@@ -20,7 +20,7 @@ import datetime
 import io
 import zipfile
 
-from daemon.docmodel import Document, Table
+from daemon.document.model import Document, Table
 from daemon.writers.numbers import parse_number
 from daemon.writers.text import display_width
 

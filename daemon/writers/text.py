@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from daemon.docmodel import (
+from daemon.document.model import (
     Block,
     CodeBlock,
     Document,

@@ -1,6 +1,6 @@
 """GPU tests: run only where vLLM is importable and an NVIDIA GPU is present (the device machine).
 
-They use a dummy-weight LightOnOCR-2-1B folder (``daemon.modelfolder.write_dummy_model``): the real
+They use a dummy-weight LightOnOCR-2-1B folder (``daemon.engines.modelfolder.write_dummy_model``): the real
 architecture with random weights, so the text is noise but every code path and cost is real.
 """
 
@@ -29,6 +29,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def dummy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from daemon.modelfolder import write_dummy_model
+    from daemon.engines.modelfolder import write_dummy_model
 
     return write_dummy_model(tmp_path_factory.mktemp("model") / "LightOnOCR-2-1B-dummy")

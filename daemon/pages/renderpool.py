@@ -1,0 +1,286 @@
+"""Worker processes that open and render documents, fed by priority; the pipeline also runs each
+recognised document's classification and output rendering here (``pipeline.prepare_outputs``, at
+``OPEN_PRIORITY``), off the daemon's GIL.
+
+Contract:
+- ``RenderPool(workers, memory_mb)``; ``submit(fn, *args, priority=p)`` is thread-safe and returns
+  a ``RenderTask`` (a ``concurrent.futures.Future``). Tasks wait in a priority queue (lower ``p``
+  first, then submission order) and at most ``workers + prefetch`` are handed to the process pool
+  at once, so a task's place is decided when a worker is free, not when it was submitted: opening a new
+  file (priority -1) and the first pages of a small file overtake page 40 of a big one that was
+  queued earlier.
+- ``RenderTask.handed`` is the ``time.monotonic()`` at which the task was handed to the process
+  pool (``None`` while it waits in the priority queue); ``RenderTask.started`` is when it began
+  running on a worker, as far as the pool can tell: the hand-over when fewer tasks than workers
+  were unfinished on that process pool, else the moment an earlier task there finished (its
+  queue is first in, first out). Callers time out on running time (``deadline``/``overdue``), not
+  on queueing, so a page prefetched behind a hung one is not blamed for the hang.
+  ``.executor`` is the process pool it ran on.
+- ``kill(task)`` kills the workers of the process pool ``task`` runs on (a page that hangs the
+  renderer): ``task`` fails with ``BrokenProcessPool``; every other unfinished task of that pool
+  (other documents' pages on the other workers, the prefetched ones) goes back into the queue and
+  runs on the new pool, so the hang costs nobody else an attempt.
+- A worker that crashes breaks its process pool: the tasks that had started on it fail with
+  ``BrokenProcessPool`` (one of them crashed it; the pool cannot tell which), tasks that had not
+  started go back into the queue, and the pool is rebuilt on the next dispatch. ``cancel()``
+  works while a task waits (a task sent back to the queue after it began is dropped, with
+  ``CancelledError``, when its turn comes).
+- Workers are forkserver children (the multi-threaded daemon is never forked) with an
+  address-space limit (``memory_mb``), so a decompression bomb kills a worker, not the daemon.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import functools
+import heapq
+import itertools
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from daemon.pages import render
+
+#: Priority of opening a file (page count) and of finishing a document: ahead of every page render.
+OPEN_PRIORITY = -1
+
+
+def _limit_worker(memory_bytes: int, nice: int = 0) -> None:
+    """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
+    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash); and
+    ``nice`` steps of lower CPU priority than the daemon."""
+    import os
+    import resource
+
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
+    # Be the first the kernel's OOM killer picks, not the daemon.
+    with contextlib.suppress(Exception), open("/proc/self/oom_score_adj", "w") as f:
+        f.write("500")
+
+
+def warm_render() -> None:
+    """Import the render modules (in a worker: ``RenderPool.warm``'s default)."""
+    render.probe(Path("/"))
+
+
+class RenderTask(cf.Future[Any]):
+    """A pool task: waits by priority, then runs in a worker process (see the module contract)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], priority: int) -> None:
+        super().__init__()
+        self.handed: float | None = None
+        self.started: float | None = None
+        self.executor: cf.ProcessPoolExecutor | None = None
+        self._call = (fn, args)
+        self._priority = priority
+        self._abandoned = False  # cancel() after it began: drop it if it comes back to the queue
+
+    #: While a task waits for a worker its deadline is re-checked this often (seconds).
+    RECHECK = 1.0
+
+    def deadline(self, limit: float) -> float:
+        """When the task will have run ``limit`` seconds (or when to look again while it waits)."""
+        return self.started + limit if self.started is not None else time.monotonic() + self.RECHECK
+
+    def overdue(self, limit: float) -> bool:
+        """True once the task has been running (not waiting) for ``limit`` seconds."""
+        return self.started is not None and time.monotonic() - self.started >= limit
+
+    def cancel(self) -> bool:
+        self._abandoned = True
+        return super().cancel()
+
+
+class RenderPool:
+    """Worker processes that render pages; rebuilt when a worker dies or is killed."""
+
+    def __init__(self, workers: int, memory_mb: int = 4096, prefetch: int = 1, nice: int = 0) -> None:
+        self.workers = max(1, workers)
+        self.nice = nice
+        # Tasks handed to the process pool beyond one per worker: the next task already waits in
+        # the pool's queue when a worker finishes (no round trip through the dispatcher).
+        self.slots = self.workers + max(0, prefetch)
+        self.memory_bytes = memory_mb * 1024 * 1024
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._pool: cf.ProcessPoolExecutor | None = None
+        self._queue: list[tuple[int, int, RenderTask]] = []  # (priority, submission order, task)
+        self._seq = itertools.count()
+        self._running = 0
+        self._closed = False
+        self._dispatcher: threading.Thread | None = None
+        # Unfinished tasks per process pool in hand-over order: the first ``workers`` of them are
+        # running, the rest wait in its call queue (started times, innocent bystanders of a kill).
+        self._handed: dict[cf.ProcessPoolExecutor, list[RenderTask]] = {}
+        self._killed: dict[cf.ProcessPoolExecutor, RenderTask] = {}  # pool -> the task it was killed for
+
+    # -- submission -------------------------------------------------------------------------------
+
+    def submit(self, fn: Callable[..., Any], *args: Any, priority: int = 0) -> RenderTask:
+        task = RenderTask(fn, args, priority)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the render pool is closed")
+            heapq.heappush(self._queue, (priority, next(self._seq), task))
+            if self._dispatcher is None:
+                # Submitting to the process pool happens on this one thread, never inside a
+                # future's callback (those run on the pool's own management thread).
+                self._dispatcher = threading.Thread(target=self._dispatch_loop, name="render-dispatch", daemon=True)
+                self._dispatcher.start()
+            self._cond.notify_all()
+        return task
+
+    def _dispatch_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closed and (self._running >= self.slots or not self._queue):
+                    self._cond.wait()
+                if self._closed:
+                    return
+                _, _, task = heapq.heappop(self._queue)
+                fn, args = task._call
+                if task.running():  # sent back after a kill or crash: it is RUNNING already
+                    if task._abandoned:
+                        task.set_exception(cf.CancelledError())
+                        continue
+                elif not task.set_running_or_notify_cancel():
+                    continue  # cancelled while it waited
+                self._running += 1
+            inner: cf.Future[Any] | None = None
+            error: BaseException | None = None
+            for _ in range(2):  # a pool another thread just killed: once more on a fresh one
+                with self._lock:
+                    pool = self._get_locked()
+                    # in the pool's list before it can finish (its callback takes it out)
+                    handed = self._handed.setdefault(pool, [])
+                    handed.append(task)
+                    task.executor = pool
+                    task.handed = time.monotonic()
+                    task.started = task.handed if len(handed) <= self.workers else None
+                try:
+                    inner = pool.submit(fn, *args)
+                    break
+                except (BrokenProcessPool, RuntimeError) as e:  # broken, or shut down under us
+                    with self._lock:
+                        self._forget(pool, task)
+                    self.reset(pool)
+                    error = e if isinstance(e, BrokenProcessPool) else BrokenProcessPool(str(e))
+            if inner is None:
+                self._finish(task, None, error)
+                continue
+            inner.add_done_callback(functools.partial(self._finish, task, error=None))
+
+    def _forget(self, pool: cf.ProcessPoolExecutor | None, task: RenderTask, freed: bool = True) -> None:
+        """Take ``task`` off ``pool``'s list; if its worker is ``freed`` (the task ended, the pool
+        did not break), the task that moves into a worker starts now. Lock held."""
+        handed = self._handed.get(pool) if pool is not None else None
+        if handed is None or task not in handed:
+            return
+        handed.remove(task)
+        now = time.monotonic()
+        for t in handed[: self.workers] if freed else ():
+            if t.started is None:
+                t.started = now
+        if not handed and pool is not self._pool:  # a pool that is gone and has nothing left
+            del self._handed[pool]  # type: ignore[arg-type]
+            self._killed.pop(pool, None)  # type: ignore[arg-type]
+
+    def _finish(self, task: RenderTask, inner: cf.Future[Any] | None, error: BaseException | None) -> None:
+        if inner is not None:
+            if inner.cancelled():  # the pool was reset or closed while the task sat in its call queue
+                error = BrokenProcessPool("the render pool was closed" if self._closed else "the render workers were restarted")
+            else:
+                error = inner.exception()
+        with self._cond:
+            pool = task.executor
+            killed_for = self._killed.get(pool) if pool is not None else None
+            began = task.started is not None
+            self._forget(pool, task, freed=not isinstance(error, BrokenProcessPool))
+            self._running -= 1
+            # An innocent bystander of a kill (any task but the one it was for), or a task that had
+            # not begun when its pool broke, runs again on the new pool instead of failing.
+            again = (
+                isinstance(error, BrokenProcessPool)
+                and not self._closed
+                and ((killed_for is not None and killed_for is not task) or not began)
+            )
+            if again:
+                task.handed = task.started = None
+                task.executor = None
+                heapq.heappush(self._queue, (task._priority, next(self._seq), task))
+            self._cond.notify_all()
+        if again:
+            return
+        if error is not None:
+            task.set_exception(error)
+        else:
+            assert inner is not None
+            task.set_result(inner.result())
+
+    # -- pool lifecycle ---------------------------------------------------------------------------
+
+    def _get_locked(self) -> cf.ProcessPoolExecutor:
+        if self._pool is None:
+            # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
+            ctx = multiprocessing.get_context("forkserver")
+            self._pool = cf.ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes, self.nice)
+            )
+        return self._pool
+
+    def kill(self, culprit: RenderTask) -> None:
+        """Kill the workers of the process pool ``culprit`` runs on (a page that hangs the
+        renderer) and start afresh: ``culprit`` fails, the pool's other tasks run again."""
+        pool = culprit.executor
+        if pool is None:
+            return
+        with self._lock:
+            if culprit in self._handed.get(pool, ()):
+                self._killed[pool] = culprit
+        # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
+        # terminate_workers); its process table is the only handle.
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
+                proc.kill()
+        self.reset(pool)
+
+    def reset(self, broken: cf.ProcessPoolExecutor | None) -> None:
+        """Forget ``broken``; the next task starts a new process pool."""
+        if broken is None:
+            return
+        with self._lock:
+            if self._pool is broken:
+                self._pool = None
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def warm(self, fn: Callable[[], Any] | None = None) -> None:
+        """Start the workers and run ``fn`` as many times as there are workers, all at once, now
+        rather than on the first file (default: import the render modules). Each worker runs it
+        when the call takes long enough that a worker busy with one leaves the next to another
+        (not guaranteed for a call of a few milliseconds)."""
+        for f in [self.submit(fn or warm_render) for _ in range(self.workers)]:
+            with contextlib.suppress(Exception):
+                f.result(timeout=120)
+
+    def close(self) -> None:
+        """Fail waiting tasks, stop the dispatcher and the workers."""
+        with self._cond:
+            self._closed = True
+            waiting, self._queue = self._queue, []
+            pool, self._pool = self._pool, None
+            self._cond.notify_all()
+        for _, _, task in waiting:
+            # a task sent back to the queue after a kill is RUNNING already
+            if task.running() or task.set_running_or_notify_cancel():
+                task.set_exception(BrokenProcessPool("the render pool was closed"))
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,1 @@
+"""Service: the daemon process (service), one document through the stages (pipeline), systemd glue."""

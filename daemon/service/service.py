@@ -1,0 +1,380 @@
+"""The long-running daemon: watchers, stability tracker, work queue, document workers.
+
+Contract:
+- ``Service.run()`` blocks until SIGTERM/SIGINT (or ``request_stop()``), then drains: stops taking
+  new files, lets in-flight documents finish for up to ``daemon.drain_timeout`` seconds, and
+  leaves anything unfinished ``queued`` in the journal for the next start. Returns an exit code.
+- Start order: journal (crash leftovers re-queued) -> engine -> observers -> initial scan ->
+  ``READY=1``. Events arriving during the scan are not lost: the observers start first.
+- SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
+  Engine settings need a restart (logged); inboxes, doctypes and routes apply at once.
+- Threads: signal handlers only set events; the main thread does reload/stop. Watch callbacks
+  only enqueue; the stability thread admits into the journal; ``workers`` threads process.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import os
+import signal
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from daemon.config import Config, filesystem_problems, load_config, template_root
+from daemon.engines import create_engine
+from daemon.engines.base import Engine
+from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
+from daemon.intake.stability import StabilityTracker
+from daemon.intake.watch import InboxWatcher
+from daemon.journal.store import Journal
+from daemon.models import Candidate
+from daemon.names import for_log
+from daemon.pages import render
+from daemon.service.pipeline import Pipeline
+from daemon.service.sdnotify import notify, watchdog_interval
+
+log = logging.getLogger(__name__)
+
+
+class WorkQueue:
+    """Document ids ordered by not-before time, then id. Thread-safe; ``close()`` wakes getters."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int]] = []
+        self._ids: set[int] = set()
+        self._cv = threading.Condition()
+        self._closed = False
+
+    def put(self, doc_id: int, not_before: float = 0.0) -> None:
+        with self._cv:
+            if doc_id in self._ids:
+                return
+            self._ids.add(doc_id)
+            heapq.heappush(self._heap, (not_before, doc_id))
+            self._cv.notify()
+
+    def get(self) -> int | None:
+        """Next id whose time has come; None once closed."""
+        with self._cv:
+            while not self._closed:
+                if self._heap:
+                    nb, doc_id = self._heap[0]
+                    wait = nb - time.time()
+                    if wait <= 0:
+                        heapq.heappop(self._heap)
+                        self._ids.discard(doc_id)
+                        return doc_id
+                    self._cv.wait(timeout=min(wait, 5.0))
+                else:
+                    self._cv.wait(timeout=5.0)
+            return None
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+
+    def __len__(self) -> int:
+        with self._cv:
+            return len(self._heap)
+
+
+def archive_roots(cfg: Config) -> list[Path]:
+    """Fixed folders that archive templates write into, never taken as input. A root that is an
+    inbox itself or holds one (e.g. ``{inbox}-archive`` has the config folder as its root) is
+    left out: excluding it would hide the inbox; archived paths are still skipped one by one."""
+    roots = []
+    inboxes = [os.path.abspath(i.path) for i in cfg.inboxes]
+    for r in cfg.routes:
+        if r.source == "archive" and r.archive_to:
+            root = os.path.abspath(template_root(r.archive_to))
+            if not any(ib == root or ib.startswith(root.rstrip("/") + "/") for ib in inboxes):
+                roots.append(Path(root))
+    return roots
+
+
+class Service:
+    def __init__(self, cfg: Config, *, config_path: Path | None = None, engine_override: str | None = None) -> None:
+        self.cfg = cfg
+        self.config_path = config_path
+        self.engine_override = engine_override
+        self.journal = Journal(cfg.daemon.state_dir)
+        self.engine: Engine = create_engine(cfg, engine_override)
+        self.pipeline: Pipeline | None = None
+        self.queue = WorkQueue()
+        self.tracker = StabilityTracker(
+            self._on_stable, render.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
+        )
+        self.watcher: InboxWatcher | None = None
+        self.scheduler = BackgroundScheduler(daemon=True)
+        self._stop = threading.Event()
+        self._reload = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._busy: dict[int, float] = {}  # doc id -> start time, for STATUS and drain
+        self._busy_lock = threading.Lock()
+        self.last_progress = time.monotonic()
+        self.done_count = 0
+        self.pages_done = 0
+        self._recent: deque[tuple[float, int]] = deque(maxlen=10_000)  # (finish time, pages)
+        self._started = time.monotonic()
+
+    # -- callbacks ------------------------------------------------------------------------------
+
+    def _delay_for(self, inbox: str) -> float:
+        ib = self.cfg.inbox(inbox)
+        return ib.stability_delay if ib else 2.0
+
+    def _grace_for(self, inbox: str) -> float:
+        ib = self.cfg.inbox(inbox)
+        return ib.invalid_grace if ib else 30.0
+
+    def _skip_known(self, path: Path, st: Any) -> bool:
+        """Cheap pre-check: skip files the journal already has with this size+mtime."""
+        row = self.journal.find(path)
+        return bool(row and row["path"] == path and row["size"] == st.st_size and row["mtime"] == st.st_mtime)
+
+    def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
+        try:
+            adm = self.journal.admit(cand.path, cand.inbox, duplicates=self.cfg.daemon.duplicates)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            log.warning("cannot read %s: %s (will retry on the next scan)", for_log(cand.path.name), e.strerror)
+            return
+        if adm.action in ("queued", "duplicate") and adm.document is not None:
+            d = adm.document
+            extra = f" (duplicate of doc-{adm.duplicate_of})" if adm.duplicate_of else ""
+            log.info("%s queued %s from inbox %r%s", d.tag, for_log(cand.path.name), cand.inbox, extra)
+            self.queue.put(d.id)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        problems = filesystem_problems(self.cfg)
+        if problems:
+            raise ConfigError(problems)
+        recovered = self.journal.recover()
+        if recovered:
+            log.info("re-queued %d document(s) left in processing by an unclean stop", recovered)
+        self._start_engine()
+        self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
+        self.pipeline.warm()
+        for i in range(self.worker_count()):
+            t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
+            t.start()
+            self._workers.append(t)
+        self.tracker.start()
+        self._start_watching()
+        self._sync_queue()
+        n = self.watcher.scan() if self.watcher else 0
+        log.info("initial scan: %d file(s) seen in %d inbox(es)", n, len(self.cfg.inboxes))
+        self.scheduler.start()
+        notify("READY=1")
+        self._status()
+
+    def worker_count(self) -> int:
+        """Documents in flight. ``auto`` (0): enough that one-page files alone keep the engine
+        full -- half its page capacity (measured on the H200: the vLLM engine needs ~256 pages
+        in flight; 4 workers starved it) -- and at least 4 so a big PDF never blocks the rest."""
+        n = self.cfg.daemon.workers
+        return n if n > 0 else max(4, self.engine.max_in_flight // 2)
+
+    def _start_engine(self) -> None:
+        done = threading.Event()
+
+        def extend() -> None:  # a model load can take minutes: keep systemd's start timeout away
+            while not done.wait(20):
+                notify("EXTEND_TIMEOUT_USEC=60000000")
+
+        t = threading.Thread(target=extend, name="extend-timeout", daemon=True)
+        t.start()
+        try:
+            self.engine.start()
+        except OcrDaemonError:
+            raise
+        except Exception as e:
+            raise FatalError(f"the {self.engine.name} engine failed to start: {e}", ExitCode.ENGINE) from e
+        finally:
+            done.set()
+
+    def _start_watching(self) -> None:
+        cfg = self.cfg
+        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir, *archive_roots(cfg)]
+        self.watcher = InboxWatcher(
+            cfg.inboxes,
+            self.tracker.notice,
+            excluded_dirs=excluded,
+            is_output=self.pipeline.is_output if self.pipeline else None,
+        )
+        self.watcher.start()
+        for job in self.scheduler.get_jobs():
+            job.remove()
+        self.scheduler.add_job(self._rescan, "interval", seconds=cfg.daemon.rescan_interval, id="rescan", max_instances=1, coalesce=True)
+        for ib in cfg.inboxes:
+            if ib.schedule:
+                self.scheduler.add_job(
+                    self._scan_inbox, CronTrigger.from_crontab(ib.schedule), args=[ib.name], id=f"cron-{ib.name}", max_instances=1, coalesce=True
+                )
+
+    def _rescan(self) -> None:
+        if self.watcher is not None:
+            self.watcher.scan()
+        self._sync_queue()
+        self._status()
+
+    def _scan_inbox(self, name: str) -> None:
+        ib = self.cfg.inbox(name)
+        if ib is not None and self.watcher is not None:
+            n = self.watcher.scan(ib)
+            log.info("scheduled scan of inbox %r: %d file(s)", name, n)
+
+    def _sync_queue(self) -> None:
+        """Queue rows the journal holds as queued (after a crash, a requeue, or a retry)."""
+        with self._busy_lock:
+            busy = set(self._busy)
+        for doc_id, not_before in self.journal.queued():
+            if doc_id not in busy:
+                self.queue.put(doc_id, not_before)
+
+    def _worker(self) -> None:
+        assert self.pipeline is not None
+        while True:
+            doc_id = self.queue.get()
+            if doc_id is None:
+                return
+            doc = self.journal.claim(doc_id)
+            if doc is None:
+                continue
+            with self._busy_lock:
+                self._busy[doc_id] = time.monotonic()
+            try:
+                outcome = self.pipeline.process(doc)
+            finally:
+                with self._busy_lock:
+                    self._busy.pop(doc_id, None)
+            self.last_progress = time.monotonic()
+            if outcome.state == "retry":
+                if not self._stop.is_set():
+                    self.queue.put(doc_id, time.time() + outcome.retry_in)
+            else:
+                self.done_count += 1
+                self.pages_done += outcome.pages
+                with self._busy_lock:
+                    self._recent.append((time.monotonic(), outcome.pages))
+
+    def status_line(self) -> str:
+        """Queue depth and throughput, as shown by ``systemctl status`` (sd_notify STATUS=)."""
+        counts = self.journal.counts()
+        now = time.monotonic()
+        with self._busy_lock:
+            busy = len(self._busy)
+            last = [(t, p) for t, p in self._recent if now - t <= 300]
+        span = max(60.0, now - min((t for t, _ in last), default=now))
+        rate = sum(p for _, p in last) / span * 60 if last else 0.0
+        return (
+            f"{len(self.queue)} queued, {busy} processing, {self.tracker.pending()} settling; "
+            f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed; {rate:.1f} pages/min (5 min)"
+        )
+
+    def _status(self) -> None:
+        notify(f"STATUS={self.status_line()}")
+
+    # -- main loop --------------------------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    def _signal(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGHUP:
+            self._reload.set()
+        else:
+            self._stop.set()
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, self._signal)
+        signal.signal(signal.SIGINT, self._signal)
+        signal.signal(signal.SIGHUP, self._signal)
+
+    def run(self) -> int:
+        self.start()
+        wd = watchdog_interval()
+        last_status = 0.0
+        while not self._stop.wait(1.0 if wd is None else min(1.0, wd)):
+            if self._reload.is_set():
+                self._reload.clear()
+                self.reload()
+            now = time.monotonic()
+            if wd is not None and self._making_progress(now):
+                notify("WATCHDOG=1")
+            if now - last_status > 5:
+                self._status()
+                last_status = now
+        self.shutdown()
+        return ExitCode.OK
+
+    def _making_progress(self, now: float) -> bool:
+        """Healthy = nothing in flight, or something finished recently enough."""
+        with self._busy_lock:
+            busy = bool(self._busy)
+        if not busy:
+            return True
+        hang = self.cfg.engine.vllm.hang_timeout
+        return now - max(self.last_progress, getattr(self.engine, "last_progress", 0.0)) < hang + self.cfg.daemon.drain_timeout
+
+    def reload(self) -> None:
+        if self.config_path is None:
+            return
+        try:
+            new = load_config(self.config_path)
+        except ConfigError as e:
+            log.error("reload: %s is invalid, keeping the running config:\n%s", self.config_path, "\n".join(e.problems))
+            return
+        problems = filesystem_problems(new)
+        if problems:
+            log.error("reload: %s is not usable, keeping the running config:\n%s", self.config_path, "\n".join(problems))
+            return
+        if new.engine != self.cfg.engine or new.daemon.state_dir != self.cfg.daemon.state_dir:
+            log.warning("reload: engine/state_dir changes take effect after a restart")
+        notify("RELOADING=1")
+        self.cfg = new
+        if self.pipeline is not None:
+            self.pipeline.cfg = new
+        if self.watcher is not None:
+            self.watcher.stop()
+        self._start_watching()
+        n = self.watcher.scan() if self.watcher else 0
+        log.info("reloaded %s: %d inbox(es), %d route(s); %d file(s) seen", self.config_path, len(new.inboxes), len(new.routes), n)
+        notify("READY=1")
+
+    def shutdown(self) -> None:
+        notify("STOPPING=1")
+        log.info("stopping: no new files; draining in-flight documents (up to %.0fs)", self.cfg.daemon.drain_timeout)
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.tracker.stop()
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        self.queue.close()
+        deadline = time.monotonic() + self.cfg.daemon.drain_timeout
+        for t in self._workers:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        # Whatever is still running fails its pages with EngineDeadError -> retried next start.
+        self.engine.close(drain_timeout=0.0)
+        for t in self._workers:
+            t.join(timeout=10)
+        with self._busy_lock:
+            left = list(self._busy)
+        if left:
+            log.warning("stopped with %d document(s) unfinished; they resume at the next start", len(left))
+        self.journal.recover()  # anything still marked processing goes back to queued
+        if self.pipeline is not None:
+            self.pipeline.close()
+        log.info("stopped")

@@ -1,0 +1,1 @@
+"""Understand: detect language and document type (classify) and pick a route (route)."""

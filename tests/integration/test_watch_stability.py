@@ -1,0 +1,170 @@
+"""Watcher filtering, real inotify events, and the stability rule, on real files."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import wait_for
+
+from daemon.config import InboxCfg
+from daemon.intake.stability import StabilityTracker
+from daemon.intake.watch import InboxWatcher, is_temp_name
+from daemon.models import Candidate
+
+
+def test_temp_and_hidden_names_are_ignored() -> None:
+    for name in (".hidden.pdf", "~lock.pdf", "scan.pdf.part", "x.tmp", "dl.pdf.crdownload", ".out.txt.ocr-tmp"):
+        assert is_temp_name(name), name
+    assert not is_temp_name("scan.pdf")
+
+
+def test_accepts_respects_globs_recursion_and_excluded_folders(tmp_path: Path) -> None:
+    inbox = InboxCfg(path=tmp_path / "in", exclude=["*draft*"])
+    flat = InboxWatcher([inbox], lambda c: None, excluded_dirs=[tmp_path / "in" / "failed"])
+    assert flat.accepts(tmp_path / "in" / "a.PDF", inbox)
+    assert not flat.accepts(tmp_path / "in" / "a.txt", inbox)  # outputs are not inputs
+    assert not flat.accepts(tmp_path / "in" / "my-draft.pdf", inbox)
+    assert not flat.accepts(tmp_path / "in" / "sub" / "a.pdf", inbox)  # not recursive
+    rec = InboxCfg(path=tmp_path / "in", recursive=True)
+    w = InboxWatcher([rec], lambda c: None, excluded_dirs=[tmp_path / "in" / "failed"], is_output=lambda p: p.name == "mine.png")
+    assert w.accepts(tmp_path / "in" / "sub" / "a.pdf", rec)
+    assert not w.accepts(tmp_path / "in" / "failed" / "a.pdf", rec)
+    assert not w.accepts(tmp_path / "in" / ".git" / "a.pdf", rec)
+    assert not w.accepts(tmp_path / "in" / "mine.png", rec)
+
+
+def test_inotify_events_reach_the_sink_and_scan_finds_existing_files(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "before.pdf").write_bytes(b"%PDF-1.4")
+    seen: list[Candidate] = []
+    lock = threading.Lock()
+
+    def sink(c: Candidate) -> None:
+        with lock:
+            seen.append(c)
+
+    inbox = InboxCfg(path=folder, watch="inotify")
+    w = InboxWatcher([inbox], sink)
+    w.start()
+    try:
+        assert w.modes[inbox.name] == "inotify"
+        assert w.scan() == 1
+        (folder / "new.png").write_bytes(b"\x89PNG")
+        (folder / ".partial.png").write_bytes(b"x")
+        (tmp_path / "moved.jpg").write_bytes(b"\xff\xd8")
+        (tmp_path / "moved.jpg").rename(folder / "moved.jpg")
+        wait_for(lambda: {"new.png", "moved.jpg"} <= {c.path.name for c in seen}, 10, "inotify events")
+        assert ".partial.png" not in {c.path.name for c in seen}
+    finally:
+        w.stop()
+
+
+def test_poll_mode_sees_files(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    seen: list[Candidate] = []
+    inbox = InboxCfg(path=folder, watch="poll", stability_delay=1)
+    w = InboxWatcher([inbox], seen.append)
+    w.start()
+    try:
+        assert w.modes[inbox.name] == "poll"
+        (folder / "a.pdf").write_bytes(b"%PDF")
+        wait_for(lambda: any(c.path.name == "a.pdf" for c in seen), 10, "polling observer event")
+    finally:
+        w.stop()
+
+
+def _tracker(stable: list[tuple[Candidate, str | None]], probe=lambda p: None, delay=0.5, grace=3.0, tick=0.25) -> StabilityTracker:  # type: ignore[no-untyped-def]
+    return StabilityTracker(lambda c, r: stable.append((c, r)), probe, lambda inbox: delay, grace_for=lambda inbox: grace, tick=tick)
+
+
+def test_file_growing_in_chunks_is_not_taken_until_stable(tmp_path: Path) -> None:
+    stable: list[tuple[Candidate, str | None]] = []
+    t = _tracker(stable, delay=0.5)
+    f = tmp_path / "slow.pdf"
+    f.write_bytes(b"x")
+    t.notice(Candidate(f, "in"))
+    now = 100.0
+    for i in range(10):  # 10 chunks, 0.3 s apart (< delay): never stable while growing
+        t.step(now)
+        assert stable == []
+        with open(f, "ab") as fh:
+            fh.write(b"y" * (i + 1))
+        now += 0.3
+    t.step(now)
+    assert stable == []
+    t.step(now + 0.6)
+    assert [c.path for c, _ in stable] == [f] and stable[0][1] is None
+
+
+def test_unopenable_file_waits_for_grace_then_is_passed_on_with_reason(tmp_path: Path) -> None:
+    stable: list[tuple[Candidate, str | None]] = []
+    t = _tracker(stable, probe=lambda p: "not a PDF", delay=0.5, grace=3.0)
+    f = tmp_path / "bad.pdf"
+    f.write_bytes(b"garbage")
+    t.notice(Candidate(f, "in"))
+    t.step(0.0)
+    t.step(1.0)
+    t.step(2.5)
+    assert stable == []
+    t.step(3.5)
+    assert stable == [(Candidate(f, "in"), "not a PDF")]
+
+
+def test_vanished_file_is_forgotten(tmp_path: Path) -> None:
+    stable: list[tuple[Candidate, str | None]] = []
+    t = _tracker(stable)
+    f = tmp_path / "gone.pdf"
+    f.write_bytes(b"x")
+    t.notice(Candidate(f, "in"))
+    t.step(0.0)
+    f.unlink()
+    t.step(5.0)
+    assert stable == [] and t.pending() == 0
+
+
+@pytest.mark.parametrize("tick", [0.25, 30.0])
+def test_tracker_thread_hands_on_a_real_file_when_its_delay_ends(tmp_path: Path, tick: float) -> None:
+    # tick 30 s: a tracker that only polled on its tick would hold the file for 30 s; it must
+    # admit the notice at once and wake when the file's 0.3 s are over.
+    stable: list[tuple[Candidate, str | None]] = []
+    t = _tracker(stable, delay=0.3, tick=tick)
+    t.start()
+    try:
+        time.sleep(0.2)  # the thread is asleep on its tick when the file comes
+        f = tmp_path / "a.pdf"
+        f.write_bytes(b"%PDF")
+        start = time.monotonic()
+        t.notice(Candidate(f, "in"))
+        wait_for(lambda: stable, 10, "stable file")
+        assert 0.3 <= time.monotonic() - start < 10
+        assert stable == [(Candidate(f, "in"), None)]
+    finally:
+        t.stop()
+
+
+def test_tracker_thread_waits_for_a_growing_file_between_deadlines(tmp_path: Path) -> None:
+    # The thread sleeps until a file is due; a file written again meanwhile must still be held
+    # until it has been unchanged for the whole delay.
+    stable: list[tuple[Candidate, str | None]] = []
+    t = _tracker(stable, delay=0.4, tick=30.0)
+    t.start()
+    try:
+        f = tmp_path / "growing.pdf"
+        f.write_bytes(b"x")
+        t.notice(Candidate(f, "in"))
+        for i in range(8):  # a write every 0.15 s for 1.2 s: never 0.4 s unchanged
+            time.sleep(0.15)
+            with open(f, "ab") as fh:
+                fh.write(b"y" * (i + 1))
+            assert stable == []
+        last_write = time.monotonic()
+        wait_for(lambda: stable, 10, "stable file after the writes stop")
+        assert time.monotonic() - last_write >= 0.4
+        assert [c.path for c, _ in stable] == [f]
+    finally:
+        t.stop()

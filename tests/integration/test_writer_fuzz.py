@@ -1,0 +1,64 @@
+"""Random engine-like output: every writer survives it, and the .tex still compiles."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from daemon.writers import FORMATS, render_outputs
+from tests.integration.test_writers import compile_tex
+
+PIECES = [
+    "# ", "## ", "- ", "1. ", "  - ", "| a | b |\n|---|---|\n| 1 | 2 |", "$", "$$", "\\(", "\\)", "\\[", "\\]",
+    "\\$", "x^2", "_", "^", "{", "}", "\\frac{1}{2}", "\\alpha", "\\begin{aligned}", "\\end{aligned}", "&",
+    "\\\\", "%", "#", "~", "**", "*", "`", "<b>", "</b>", "<i>", "<br>", "<sup>", "</sup>",
+    "<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", '<td rowspan="2">', '<td colspan="3">',
+    "<thead>", "</thead>", "&amp;", "&lt;", "€ 1.234,56", "1,234.56", "12 %", "中文", "かな", "Ⅰ", "μ", "—",
+    "é", "ß", "\n", "\n\n", " ", "text", "word", "[", "]", "(", ")", "![img](a.png)", "<!-- page 2 -->",
+    "```", "---", "\\left(", "\\right)", "\\text{", "\\sqrt", "'", '"', "<", ">", "|", "\t", "\x0c",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=40).map("".join), min_size=1, max_size=3), st.booleans())
+def test_writers_never_fail(pages: list[str], markdown: bool) -> None:
+    out = render_outputs(pages, formats=list(FORMATS), stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+    assert {"f.txt", "f.md", "f.json", "f.tex", "f.xlsx"} <= set(out)
+    assert out == render_outputs(pages, formats=list(FORMATS), stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_random_pages_compile(seed: int, tmp_path: Path) -> None:
+    rnd = random.Random(seed)
+    pages = ["".join(rnd.choice(PIECES) for _ in range(400)) for _ in range(2)]
+    out = render_outputs(pages, formats=["tex"], stem="r", language="zh" if seed % 2 else "en", sidecar={}, markdown=True)
+    compile_tex(out["r.tex"], tmp_path, f"random{seed}")
+
+
+MATH_TOKENS = [
+    "x", "y", "2", "^", "_", "{", "}", "{", "}", "\\frac", "\\sqrt", "\\left(", "\\right)", "\\left.", "\\right|",
+    "\\begin{pmatrix}", "\\end{pmatrix}", "&", "\\\\", "\\text{a b}", "'", "\\alpha", "\\hat", "\\sum", "\\limits",
+    "\\mathbb{R}", "\\big(", "\\big)", "|", "+", "=", "1", "\\,", "\\operatorname{tr}", "\\begin{cases}",
+    "\\end{cases}", "\\overset", "\\\\[2pt]", "\\int", "\\infty", "\\cdot", "\\ldots", "\\mathrm", "\\vec",
+    "\\begin{aligned}", "\\end{aligned}", "\\tag{1}", "\\label{a}", "\\quad", "\\Big[", "\\Big]", "\\not", "<",
+    "\\leq", "\\prime", "\\mathbf", "\\boldsymbol", "\\underbrace", "\\overline", "\\binom", "\\dfrac",
+    "\\displaystyle", "!", ",", ";", "(", ")", "[", "]", "\\{", "\\}", "\\|", "\\over", "\\choose", "\\atop",
+    "\\hline", "\\begin{array}{cc}", "\\end{array}", "\\mathcal{L}", "\\unknowncmd", "\\%", "%", "#", "~",
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_math_compiles(seed: int, tmp_path: Path) -> None:
+    """Random token soup inside $…$ and $$…$$: whatever the check lets through compiles (the
+    rest is printed verbatim). Found: x^\\sqrt, x' ', two \\over in a group, \\limits after a
+    non-operator, mathtools breaking '& \\operatorname{tr}' at the end of aligned."""
+    rnd = random.Random(seed)
+    formulas = [" ".join(rnd.choice(MATH_TOKENS) for _ in range(rnd.randint(1, 12))) for _ in range(80)]
+    page_inline = "\n\n".join(f"F: ${f}$ end." for f in formulas)
+    page_display = "\n\n".join(f"$$\n{f}\n$$" for f in formulas)
+    out = render_outputs([page_inline, page_display], formats=["tex"], stem="m", language="en", sidecar={}, markdown=True)
+    compile_tex(out["m.tex"], tmp_path, f"math{seed}")

@@ -200,7 +200,8 @@ def row_engine(args: argparse.Namespace) -> None:
     """Offline ``LLM.generate`` of the pre-rendered pages (vLLM's own serial preprocessing included)."""
     from vllm import LLM
 
-    from daemon.engines.vllm_engine import VllmEngine, patch_pixtral_attention
+    from daemon.engines.pixtral_patch import patch_pixtral_attention
+    from daemon.engines.vllm_engine import VllmEngine
 
     patch_pixtral_attention()
     pages = load_pages(args)
@@ -229,8 +230,9 @@ def row_engine_async(args: argparse.Namespace) -> None:
     from vllm.sampling_params import RequestOutputKind
     from vllm.v1.engine.async_llm import AsyncLLM
 
+    from daemon.engines.pixtral_patch import patch_pixtral_attention
     from daemon.engines.textguard import pad_to_multiple
-    from daemon.engines.vllm_engine import VllmEngine, patch_pixtral_attention
+    from daemon.engines.vllm_engine import VllmEngine
 
     patch_pixtral_attention()
     if args.sampler_trace:

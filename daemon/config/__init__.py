@@ -97,9 +97,16 @@ class VllmCfg(Strict):
     profile: Literal["default", "16gb"] = "default"
     load_format: Literal["auto", "dummy", "safetensors"] = "auto"
     max_pages_in_flight: int = Field(512, ge=1)
-    repetition_retries: int = Field(2, ge=0)
     enforce_eager: bool = False
     hang_timeout: float = Field(300.0, gt=0, description="seconds without progress = engine hung")
+    # daemon.engines.pixtral_patch; $OCR_DAEMON_PIXTRAL_PATCH, when set, wins
+    pixtral_patch: Literal["varlen", "per_image", "off"] = "varlen"
+
+
+class PageGuardsCfg(Strict):
+    """The per-page policy of the VLM engines (vllm, openai): daemon.engines.pagepolicy."""
+
+    repetition_retries: int = Field(2, ge=0)
 
 
 class OpenAICfg(Strict):
@@ -122,9 +129,23 @@ class EngineCfg(Strict):
     autorotate: bool = True
     crop_borders: bool = True
     sampling: SamplingCfg = Field(default_factory=SamplingCfg)
+    page_guards: PageGuardsCfg = Field(default_factory=PageGuardsCfg)
     tesseract: TesseractCfg = Field(default_factory=TesseractCfg)
     vllm: VllmCfg = Field(default_factory=VllmCfg)
     openai: OpenAICfg = Field(default_factory=OpenAICfg)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_repetition_retries(cls, data: Any) -> Any:
+        """``engine.vllm.repetition_retries`` (its place before the page guards applied to every
+        VLM engine) still loads, as ``engine.page_guards.repetition_retries`` unless that is set."""
+        if isinstance(data, dict) and isinstance(data.get("vllm"), dict) and "repetition_retries" in data["vllm"]:
+            vllm = dict(data["vllm"])
+            old = vllm.pop("repetition_retries")
+            guards = dict(data.get("page_guards") or {})
+            guards.setdefault("repetition_retries", old)
+            data = {**data, "vllm": vllm, "page_guards": guards}
+        return data
 
 
 class InboxCfg(Strict):

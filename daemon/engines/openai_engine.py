@@ -16,15 +16,16 @@ Contract (see ``daemon.engines.base``):
   times with exponential backoff (0.5 s, 1 s, 2 s, ... plus jitter), each time on the
   least-busy server; after that the page fails with ``TransientError`` (the pipeline retries the
   document later). HTTP 400/413/422 (the server refuses this page) fail with ``InputError``.
-- The repetition guard and banding of ``vllm_engine.recognise_page`` apply here too.
+- The page policy of ``daemon.engines.pagepolicy`` (repetition retries, banding) applies here too,
+  in its blocking form (``recognise_page_sync``) in the page's worker thread.
 - Standard library only (``http.client``); no new dependency.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import concurrent.futures as cf
+import dataclasses
 import http.client
 import io
 import json
@@ -40,7 +41,7 @@ from PIL import Image
 
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, InFlight, PageRequest
-from daemon.engines.vllm_engine import GenResult, recognise_page
+from daemon.engines.pagepolicy import GenResult, PagePolicy, recognise_page_sync
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageText
 
@@ -114,6 +115,10 @@ class OpenAIEngine(Engine):
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
+        p = PagePolicy.from_config(engine_cfg)
+        self.policy = dataclasses.replace(
+            p, guards=self.guards, max_tokens=int(self.body_overrides.get("max_tokens", p.max_tokens))
+        )
         o = engine_cfg.openai
         if not o.base_urls:
             raise FatalError("engine.kind openai needs engine.openai.base_urls (e.g. http://gpu-host:8000/v1)", ExitCode.CONFIG)
@@ -190,15 +195,11 @@ class OpenAIEngine(Engine):
 
     def _page(self, req: PageRequest) -> PageText:
         t0 = time.monotonic()
-        s = self.cfg.sampling
 
-        async def generate(img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
+        def generate(img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
             return self._request(img, temperature, max_tokens)
 
-        max_tokens = int(self.body_overrides.get("max_tokens", s.max_tokens))
-        out = asyncio.run(
-            recognise_page(req.image, req.priority, generate, s.temperature, max_tokens, self.cfg.vllm.repetition_retries, self.guards)
-        )
+        out = recognise_page_sync(req.image, req.priority, generate, self.policy)
         return out.page_text(req.index, self.name, time.monotonic() - t0)
 
     # ------------------------------------------------------------------ HTTP

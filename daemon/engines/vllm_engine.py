@@ -10,11 +10,8 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   It blocks while ``cfg.vllm.max_pages_in_flight`` pages are unfinished (back-pressure). Every
   page is one request: the image alone in one user message through the model's chat template.
   ``priority`` maps onto vLLM's priority scheduling (lower runs sooner).
-- Degenerate output (a loop until ``max_tokens``) is retried with a higher temperature up to
-  ``cfg.vllm.repetition_retries`` times, then trimmed and flagged ``"repetition"``.
-- Output stopped at ``max_tokens`` without looping (a dense page) is split into overlapping
-  horizontal bands recognised separately and joined without the overlap (flag ``"banded"``; a band
-  still truncated after one more split adds ``"truncated"``).
+- Each page goes through ``daemon.engines.pagepolicy`` (repetition retries, banding of truncated
+  output; options from ``PagePolicy.from_config``), on the engine's event loop.
 - Health: ``EngineDeadError`` from vLLM, or no finished request for ``cfg.vllm.hang_timeout``
   seconds while requests are in flight, restarts the engine with exponential backoff; in-flight
   pages are re-submitted (nothing lost). A page in flight at ``PAGE_KILL_LIMIT`` engine deaths
@@ -30,24 +27,24 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
 - ``close(drain_timeout)`` stops taking pages, waits for in-flight ones up to ``drain_timeout``,
   then fails the rest with ``EngineDeadError`` (the pipeline re-queues them) and stops vLLM.
 
-The Pixtral vision encoder of vLLM 0.26 attends over all images of an encoder step at once with a
-dense block-diagonal mask (cost quadratic in images per step, and no flash kernel). ``start()``
-patches it (``patch_pixtral_attention``) to one varlen flash-attention call over the images, which
-computes the same function; the patch is inherited by the engine core because vLLM forks it.
+- ``start()`` patches vLLM's Pixtral vision encoder (``daemon.engines.pixtral_patch``, mode
+  ``engine.vllm.pixtral_patch``) before vLLM forks the engine core, which inherits the patch.
+
+Over 500 lines because the engine and its supervisor (restart, isolation of a suspect page, hang
+watch) share the state of one event loop (generation, in-flight attempts); the page policy and the
+encoder patch, which do not, live in their own modules.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
-import functools
+import dataclasses
 import itertools
 import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +52,9 @@ from PIL import Image
 
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, InFlight, PageRequest
-from daemon.engines.textguard import (
-    find_repetition,
-    join_bands,
-    pad_to_multiple,
-    split_bands,
-    trim_repetition,
-)
+from daemon.engines.pagepolicy import GenResult, PagePolicy, recognise_page
+from daemon.engines.pixtral_patch import patch_pixtral_attention, resolve_mode
+from daemon.engines.textguard import pad_to_multiple
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageText
 
@@ -69,10 +62,6 @@ log = logging.getLogger(__name__)
 
 #: Engine deaths a page may be in flight for before it is run alone.
 PAGE_KILL_LIMIT = 2
-#: Temperatures tried after the configured one when a page loops.
-RETRY_TEMPERATURES = (0.5, 0.8, 1.0)
-#: Band splits: first 2 bands, then each still-truncated band once more into 2.
-MAX_BAND_DEPTH = 2
 GIB = 1 << 30
 
 
@@ -173,247 +162,6 @@ def choose_sampler() -> str:
     return os.environ["VLLM_USE_FLASHINFER_SAMPLER"]
 
 
-# ----------------------------------------------------------------------------- vision patch
-
-_PATCHED: str | None = None
-PIXTRAL_MODES = ("varlen", "per_image", "off")
-
-
-class VarlenImages:
-    """Stands in for Pixtral's dense block-diagonal mask: where each image starts and ends.
-
-    ``cu_seqlens`` (int32, on the encoder's device) holds the cumulative patch counts, as flash
-    attention's varlen kernels take them; ``sizes`` and ``max_seqlen`` stay on the host so the
-    attention needs no device-to-host sync.
-    """
-
-    def __init__(self, sizes: list[int], device: Any) -> None:
-        import torch
-
-        self.sizes = list(sizes)
-        self.max_seqlen = max(self.sizes)
-        self.cu_seqlens = torch.tensor(list(itertools.accumulate(self.sizes, initial=0)), dtype=torch.int32, device=device)
-
-
-@functools.cache  # looked up once per process, on the first encoder step (CUDA is up by then)
-def _flash_varlen() -> tuple[Callable[..., Any], int | None] | None:
-    """vLLM's bundled flash-attention varlen function and version (FA3 on Hopper), or None."""
-    try:
-        from vllm.v1.attention.backends.fa_utils import flash_attn_varlen_func, get_flash_attn_version
-
-        version = get_flash_attn_version(head_size=64)
-        from vllm.vllm_flash_attn import is_fa_version_supported
-
-        if version is None or not is_fa_version_supported(version):
-            return None
-        return flash_attn_varlen_func, version
-    except Exception as e:  # no CUDA flash-attention build on this GPU / platform
-        log.info("Pixtral encoder: no varlen flash attention (%s); per-image SDPA", e)
-        return None
-
-
-def varlen_attention_forward(self: Any, hidden_states: Any, attention_mask: Any, position_embeddings: Any) -> Any:
-    """``PixtralHFAttention.forward`` for a :class:`VarlenImages` "mask".
-
-    Same computation as vLLM's forward (qkv projection, 2-D rotary, attention, output projection)
-    but the attention runs once over all images with flash attention's varlen kernel
-    (``cu_seqlens`` marks the images), or, where that kernel is missing, as one unmasked SDPA call
-    per image. Only the attention is split: the projections and the MLP still see every image of
-    the encoder step as one big batch.
-    """
-    import torch
-    from vllm.model_executor.models import pixtral as vp
-
-    batch, patches, _ = hidden_states.size()  # batch is 1: the images are concatenated
-    qkv, _ = self.qkv_proj(hidden_states)
-    q, k, v = qkv.chunk(3, dim=-1)
-    q = q.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
-    k = k.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
-    cos, sin = position_embeddings
-    q, k = vp.apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=0)
-    fa = _flash_varlen()
-    if fa is not None:
-        fn, version = fa
-        shape = (patches, self.n_heads, self.head_dim)
-        out = fn(
-            q.transpose(1, 2).reshape(shape),
-            k.transpose(1, 2).reshape(shape),
-            v.reshape(shape),
-            max_seqlen_q=attention_mask.max_seqlen,
-            cu_seqlens_q=attention_mask.cu_seqlens,
-            max_seqlen_k=attention_mask.max_seqlen,
-            cu_seqlens_k=attention_mask.cu_seqlens,
-            causal=False,
-            fa_version=version,
-        )
-    else:
-        v = v.view(batch, patches, self.n_heads, self.head_dim).transpose(1, 2)
-        parts = []
-        for qi, ki, vi in zip(*(t.split(attention_mask.sizes, dim=2) for t in (q, k, v)), strict=True):
-            parts.append(torch.nn.functional.scaled_dot_product_attention(qi, ki, vi))
-        out = torch.cat(parts, dim=2).transpose(1, 2)
-    out = out.reshape(batch, patches, self.n_heads * self.head_dim)
-    attn_output, _ = self.o_proj(out)
-    return attn_output, None
-
-
-def patch_pixtral_attention(mode: str | None = None) -> str | None:
-    """Replace the dense block-diagonal mask of vLLM's Pixtral encoder. Idempotent.
-
-    vLLM 0.26 encodes all images of an encoder step as one sequence with a dense block-diagonal
-    mask: memory and time quadratic in the images per step, and SDPA cannot use a flash kernel
-    with a mask. Block-diagonal attention over the concatenation equals full attention over each
-    image separately, so both modes compute the same function:
-
-    - ``varlen`` (default): one flash-attention varlen call over all images of the step
-      (vLLM's bundled FA3 on Hopper, FA2 on Ampere/Ada; per-image SDPA where neither exists); the
-      projections and MLP run over all images at once.
-    - ``per_image``: the whole encoder runs image by image without a mask (SDPA's flash kernel).
-    - ``off``: vLLM's code as shipped.
-
-    ``mode`` defaults to ``$OCR_DAEMON_PIXTRAL_PATCH`` (``0`` means off), else ``varlen``.
-    Returns the mode applied, or None if nothing was patched (off, or vLLM's code differs).
-    """
-    global _PATCHED
-    if _PATCHED:
-        return _PATCHED
-    mode = mode or os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen")
-    mode = {"0": "off", "1": "varlen"}.get(mode, mode)
-    if mode not in PIXTRAL_MODES:
-        log.warning("OCR_DAEMON_PIXTRAL_PATCH=%r unknown (want one of %s); using varlen", mode, PIXTRAL_MODES)
-        mode = "varlen"
-    if mode == "off":
-        return None
-    try:
-        import transformers.models.pixtral.modeling_pixtral as hf_pixtral
-        from vllm.model_executor.models import pixtral as vp
-    except Exception as e:  # vLLM layout changed: run unpatched
-        log.warning("Pixtral attention patch not applied: %s", e)
-        return None
-    model_cls = getattr(vp, "PixtralHFVisionModel", None)
-    attn_cls = getattr(vp, "PixtralHFAttention", None)
-    orig_mask = getattr(hf_pixtral, "generate_block_attention_mask", None)
-    if model_cls is None or attn_cls is None or orig_mask is None or getattr(vp, "USE_XFORMERS_OPS", False):
-        return None
-
-    if mode == "varlen":
-        orig_attn = attn_cls.forward
-
-        def varlen_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
-            return VarlenImages(patch_embeds_list, tensor.device)
-
-        def attn_forward(self: Any, hidden_states: Any, attention_mask: Any, position_embeddings: Any) -> Any:
-            if isinstance(attention_mask, VarlenImages):
-                return varlen_attention_forward(self, hidden_states, attention_mask, position_embeddings)
-            return orig_attn(self, hidden_states, attention_mask, position_embeddings)
-
-        hf_pixtral.generate_block_attention_mask = varlen_mask
-        attn_cls.forward = attn_forward
-    else:
-        orig_forward = model_cls.forward
-
-        def one_block_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
-            if len(patch_embeds_list) == 1:
-                return None  # one image: full attention, no mask -> flash kernel
-            return orig_mask(patch_embeds_list, tensor)
-
-        def forward(self: Any, pixel_values: list[Any], **kwargs: Any) -> Any:
-            if len(pixel_values) <= 1:
-                return orig_forward(self, pixel_values, **kwargs)
-            outs: list[Any] = []
-            for pv in pixel_values:
-                outs.extend(orig_forward(self, [pv], **kwargs))
-            return tuple(outs)
-
-        hf_pixtral.generate_block_attention_mask = one_block_mask
-        model_cls.forward = forward
-    _PATCHED = mode
-    log.info("vLLM Pixtral encoder: %s attention without a dense mask", mode)
-    return mode
-
-
-# ----------------------------------------------------------------------------- page logic
-
-
-@dataclass
-class GenResult:
-    text: str
-    finish_reason: str | None
-    num_tokens: int = 0
-
-
-GenerateFn = Callable[[Image.Image, float, int, int], Awaitable[GenResult]]
-
-
-@dataclass
-class PageOutcome:
-    """What ``recognise_page`` made of one page (after the guards' retries and bands)."""
-
-    text: str
-    flags: list[str] = field(default_factory=list)
-    attempts: int = 0
-    tokens: int = 0
-
-    def page_text(self, index: int, engine: str, seconds: float) -> PageText:
-        """The engine's answer for the pipeline; attempts and tokens go into ``meta``."""
-        return PageText(index=index, text=self.text, engine=engine, seconds=seconds, flags=self.flags,
-                        meta={"attempts": self.attempts, "tokens": self.tokens})
-
-
-async def recognise_page(
-    image: Image.Image,
-    priority: int,
-    generate: GenerateFn,
-    temperature: float,
-    max_tokens: int,
-    retries: int,
-    guards: bool = True,
-    depth: int = 0,
-) -> PageOutcome:
-    """The per-page policy: repetition retries, then banding of truncated output (pure async logic).
-
-    ``generate(image, temperature, max_tokens, priority)`` does one engine request.
-    """
-    temps = [temperature, *RETRY_TEMPERATURES][: retries + 1]
-    out = PageOutcome(text="")
-    res = GenResult("", None)
-    loop_at: int | None = None
-    for t in temps:
-        res = await generate(image, t, max_tokens, priority)
-        out.attempts += 1
-        out.tokens += res.num_tokens
-        if not guards:
-            break
-        loop_at = find_repetition(res.text) if res.finish_reason == "length" else None
-        if loop_at is None:
-            break
-        log.info("page output loops (temperature %.2f); retrying", t)
-    out.text = res.text
-    if not guards:
-        return out
-    if loop_at is not None:
-        out.text = trim_repetition(res.text, loop_at)
-        out.flags.append("repetition")
-        return out
-    if res.finish_reason == "length":
-        if depth >= MAX_BAND_DEPTH or image.height < 200:
-            out.flags.append("truncated")
-            return out
-        bands = split_bands(image, 2)
-        parts = await asyncio.gather(
-            *(
-                recognise_page(b, priority, generate, temperature, max_tokens, retries, guards, depth + 1)
-                for b in bands
-            )
-        )
-        out.text = join_bands([p.text for p in parts])
-        out.attempts += sum(p.attempts for p in parts)
-        out.tokens += sum(p.tokens for p in parts)
-        flags = {"banded"} | {f for p in parts for f in p.flags}
-        out.flags = sorted(flags)
-    return out
-
-
 # ----------------------------------------------------------------------------- the engine
 
 
@@ -444,6 +192,10 @@ class VllmEngine(Engine):
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
         self.name = f"vllm:{engine_cfg.model}"
+        p = PagePolicy.from_config(engine_cfg)
+        self.policy = dataclasses.replace(
+            p, guards=self.guards, max_tokens=int(self.sampling_overrides.get("max_tokens", p.max_tokens))
+        )
         self.max_in_flight = engine_cfg.vllm.max_pages_in_flight
         self._pages = InFlight(self.max_in_flight)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -508,7 +260,7 @@ class VllmEngine(Engine):
                 ExitCode.ENGINE,
             ) from e
         log.info("vLLM top-p sampler: %s", "Triton" if choose_sampler() == "0" else "FlashInfer (VLLM_USE_FLASHINFER_SAMPLER)")
-        patch_pixtral_attention()
+        patch_pixtral_attention(resolve_mode(self.cfg.vllm.pixtral_patch))
 
     def _run_loop(self) -> None:
         assert self._loop is not None
@@ -663,7 +415,6 @@ class VllmEngine(Engine):
         t0 = time.monotonic()
         kills = 0
         isolated = False
-        s = self.cfg.sampling
 
         async def generate(img: Image.Image, temperature: float, max_tokens: int, priority: int) -> GenResult:
             nonlocal kills, isolated
@@ -695,15 +446,7 @@ class VllmEngine(Engine):
                     isolated = False
 
         try:
-            outcome = await recognise_page(
-                image,
-                req.priority,
-                generate,
-                s.temperature,
-                int(self.sampling_overrides.get("max_tokens", s.max_tokens)),
-                self.cfg.vllm.repetition_retries,
-                self.guards,
-            )
+            outcome = await recognise_page(image, req.priority, generate, self.policy)
         except (InputError, EngineDeadError, TransientError):
             raise
         except asyncio.CancelledError:

@@ -60,7 +60,7 @@ def test_varlen_attention_matches_vllm_masked_attention(kernel: str, monkeypatch
     import torch
     from vllm.model_executor.models import pixtral as vp
 
-    from daemon.engines import vllm_engine as ve
+    from daemon.engines import pixtral_patch as ve
 
     attn = _Attn(torch)
     x, pe, mask = _inputs(torch)

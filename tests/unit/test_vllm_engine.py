@@ -1,5 +1,5 @@
-"""CPU unit tests of the VLM engine helpers: repetition detector, bands, the per-page policy with a
-fake generator, engine settings, the dummy model folder, and the VllmEngine plumbing with a fake
+"""CPU unit tests of the VLM engine helpers: repetition detector, bands (the per-page policy is in
+test_pagepolicy.py), engine settings, the dummy model folder, and the VllmEngine plumbing with a fake
 vLLM (no GPU, no vllm package needed)."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import random
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from daemon.config import EngineCfg
+from daemon.engines.pagepolicy import GenResult
 from daemon.engines.textguard import (
     find_repetition,
     join_bands,
@@ -22,10 +23,8 @@ from daemon.engines.textguard import (
     trim_repetition,
 )
 from daemon.engines.vllm_engine import (
-    GenResult,
     check_model_source,
     engine_args,
-    recognise_page,
     sampling_kwargs,
 )
 from daemon.errors import FatalError
@@ -101,86 +100,6 @@ def test_pad_to_multiple_keeps_pixels() -> None:
     assert p.size == (1092, 1540)
     assert p.getpixel((0, 0)) == (10, 20, 30) and p.getpixel((1091, 5)) == (255, 255, 255)
     assert pad_to_multiple(p, 28) is p
-
-
-# ----------------------------------------------------------------------------- per-page policy
-
-
-class FakeGen:
-    """Scripted engine: a function of (image height, temperature) -> GenResult; records calls."""
-
-    def __init__(self, fn):  # type: ignore[no-untyped-def]
-        self.fn = fn
-        self.calls: list[tuple[int, float, int]] = []
-
-    async def __call__(self, img: Image.Image, t: float, max_tokens: int, prio: int) -> GenResult:
-        self.calls.append((img.height, t, prio))
-        await asyncio.sleep(0)
-        return self.fn(img, t)
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    return asyncio.run(coro)
-
-
-def test_clean_page_is_one_request() -> None:
-    g = FakeGen(lambda im, t: GenResult("hello\nworld", "stop", 3))
-    out = run(recognise_page(Image.new("RGB", (100, 1000)), 3, g, 0.2, 4096, 2))
-    assert out.text == "hello\nworld" and out.flags == [] and out.attempts == 1
-    assert g.calls == [(1000, 0.2, 3)]
-
-
-def test_loop_retried_with_other_temperature_then_converges() -> None:
-    loop = prose(3) + "\n" + "\n".join(["again"] * 300)
-
-    def fn(im, t):  # type: ignore[no-untyped-def]
-        return GenResult(loop, "length", 4096) if t == 0.2 else GenResult("fine text", "stop", 10)
-
-    g = FakeGen(fn)
-    out = run(recognise_page(Image.new("RGB", (100, 1000)), 0, g, 0.2, 4096, 2))
-    assert out.text == "fine text" and out.flags == [] and out.attempts == 2
-    assert [c[1] for c in g.calls] == [0.2, 0.5]
-
-
-def test_loop_that_never_converges_is_trimmed_and_flagged() -> None:
-    loop = prose(3) + "\n" + "\n".join(["again"] * 300)
-    g = FakeGen(lambda im, t: GenResult(loop, "length", 4096))
-    out = run(recognise_page(Image.new("RGB", (100, 1000)), 0, g, 0.2, 4096, 2))
-    assert out.flags == ["repetition"] and out.attempts == 3
-    assert out.text.count("again") == 1
-    assert len({c[1] for c in g.calls}) == 3  # three different temperatures
-
-
-def test_truncated_dense_page_is_banded_and_joined() -> None:
-    full = [f"row {i}" for i in range(100)]
-
-    def fn(im, t):  # type: ignore[no-untyped-def]
-        if im.height == 1000:
-            return GenResult("\n".join(full[:30]), "length", 4096)  # cut off: dense page
-        if im.height < 600 and im.crop((0, 0, 1, 1)).getpixel((0, 0)) == (0, 0, 0):
-            return GenResult("\n".join(full[:55]), "stop", 900)  # top band, with overlap lines 50-54
-        return GenResult("\n".join(full[50:]), "stop", 900)
-
-    img = Image.new("RGB", (100, 1000), "white")
-    ImageDraw.Draw(img).rectangle((0, 0, 99, 10), fill="black")  # marks the top band
-    g = FakeGen(fn)
-    out = run(recognise_page(img, 1, g, 0.2, 4096, 2))
-    assert out.flags == ["banded"]
-    assert out.text.split("\n") == full
-    assert out.attempts == 3 and len(g.calls) == 3
-
-
-def test_band_still_truncated_is_split_again_then_flagged() -> None:
-    g = FakeGen(lambda im, t: GenResult(prose(4, seed=im.height), "length", 4096))
-    out = run(recognise_page(Image.new("RGB", (100, 1600)), 0, g, 0.2, 4096, 0))
-    assert "banded" in out.flags and "truncated" in out.flags
-    assert len(g.calls) == 1 + 2 + 4  # page, 2 bands, 4 sub-bands (depth limit 2)
-
-
-def test_guards_off_returns_raw_output() -> None:
-    g = FakeGen(lambda im, t: GenResult("noise " * 50, "length", 1000))
-    out = run(recognise_page(Image.new("RGB", (100, 1000)), 0, g, 0.2, 1000, 2, guards=False))
-    assert out.flags == [] and out.attempts == 1
 
 
 # ----------------------------------------------------------------------------- settings

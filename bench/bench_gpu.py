@@ -88,7 +88,20 @@ def cfg_for(args: argparse.Namespace) -> Any:
     }
     if args.profile:
         v["profile"] = args.profile
-    return EngineCfg(kind="vllm", model=str(args.model), vllm=v)
+    return EngineCfg(kind="vllm", model=str(args.model), vllm=v, sampling={"max_tokens": args.out_tokens}, debug=bench_debug(args))
+
+
+def bench_debug(args: argparse.Namespace, daemon: bool = False) -> dict[str, Any]:
+    """``engine.debug`` of the rows: output forced to ``--out-tokens`` (so the page guards, which
+    would band every "truncated" page, are off); for the daemon row also vLLM's JIT monitor
+    logging every kernel compiled after start, and with ``--iter-log`` every engine step (the
+    engine rows set these on their own engine arguments)."""
+    vllm_args: dict[str, Any] = {}
+    if daemon:
+        vllm_args["jit_monitor_verbose"] = True
+        if args.iter_log:
+            vllm_args.update(enable_logging_iteration_details=True, disable_log_stats=False)
+    return {"ignore_eos": True, "page_guards": False, "vllm_args": vllm_args}
 
 
 def _attn_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -483,8 +496,6 @@ def row_vllm_engine(args: argparse.Namespace) -> None:
     from daemon.engines.base import PageRequest
     from daemon.engines.vllm_engine import VllmEngine
 
-    VllmEngine.sampling_overrides = {"ignore_eos": True, "max_tokens": args.out_tokens}
-    VllmEngine.guards = False
     pages = load_pages(args)
     eng = VllmEngine(cfg_for(args))
     t0 = time.time()
@@ -510,6 +521,7 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
                    "rescan_interval": 3600, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
         "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
+                   "sampling": {"max_tokens": args.out_tokens}, "debug": bench_debug(args, daemon=True),
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
                             "kv_cache_dtype": args.kv_dtype, **_attn_settings(args),
@@ -536,7 +548,7 @@ def _count_json(folder: Path) -> int:
 
 
 def row_daemon(args: argparse.Namespace) -> None:
-    """``ocr-daemon run`` (bench wrapper: forced output length); PDFs dropped into the inbox at once."""
+    """``ocr-daemon run`` (forced output length through ``engine.debug``); PDFs dropped into the inbox at once."""
     work = Path(args.dir) / f"daemon-{int(time.time())}"
     for sub in ("inbox", "out", "state", "failed", "stage"):
         (work / sub).mkdir(parents=True)
@@ -547,7 +559,7 @@ def row_daemon(args: argparse.Namespace) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if args.iter_log:
         env["OCR_BENCH_ITER_LOG"] = "1"  # vLLM's per-step lines and RENDERED times (daemon_bench_wrapper.py)
-    cmd = [sys.executable, str(ROOT / "bench" / "daemon_bench_wrapper.py"), str(args.out_tokens), "run", "--config", str(conf), "--engine", args.engine_kind]
+    cmd = [sys.executable, str(ROOT / "bench" / "daemon_bench_wrapper.py"), "run", "--config", str(conf), "--engine", args.engine_kind]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(ROOT))
     try:

@@ -1,15 +1,13 @@
-"""Run ``ocr-daemon`` with the benchmark's forced output length (bench only, never shipped config).
+"""Run ``ocr-daemon`` for the daemon row of bench/bench_gpu.py, with the bench's timing marks.
 
-Usage: python bench/daemon_bench_wrapper.py OUT_TOKENS run --config rules.yaml --engine vllm
+Usage: python bench/daemon_bench_wrapper.py run --config rules.yaml --engine vllm
 
-Sets ``VllmEngine.sampling_overrides = {"ignore_eos": True, "max_tokens": OUT_TOKENS}`` and turns
-the repetition/banding guards off (a forced length always ends at max_tokens), and has vLLM's JIT
-monitor log every kernel compiled after start (not only the first), then runs the CLI.
-
-With ``OCR_BENCH_ITER_LOG=1`` (``bench_gpu.py daemon --iter-log``) vLLM also logs every engine step
-(``enable_logging_iteration_details``) and each page's input processing prints
-``RENDERED <time.time()>`` when it is done, so that ``bench/iter_summary.py`` and the daemon row
-can tell the daemon's time before its first engine step apart from the engine's.
+The benchmark's engine switches (forced output length, page guards off, vLLM's JIT and per-step
+logging) are in the row's rules.yaml (``engine.debug``, written by bench_gpu.py); this wrapper
+only adds what is not an engine setting: with ``OCR_BENCH_ITER_LOG=1`` (``bench_gpu.py daemon
+--iter-log``) each page's input processing prints ``RENDERED <time.time()>`` when it is done, so
+that ``bench/iter_summary.py`` and the daemon row can tell the daemon's time before its first
+engine step apart from the engine's.
 """
 
 from __future__ import annotations
@@ -23,21 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from typing import Any  # noqa: E402
 
 from daemon.cli import main  # noqa: E402
-from daemon.engines import vllm_engine  # noqa: E402
-from daemon.engines.vllm_engine import VllmEngine  # noqa: E402
-
-_engine_args = vllm_engine.engine_args
-
 
 ITER_LOG = os.environ.get("OCR_BENCH_ITER_LOG") == "1"
-
-
-def _bench_engine_args(*a: Any, **kw: Any) -> dict[str, Any]:
-    """The daemon's vLLM arguments plus the bench's logging (JIT compiles; steps with ITER_LOG)."""
-    extra: dict[str, Any] = {"jit_monitor_verbose": True}
-    if ITER_LOG:
-        extra.update(enable_logging_iteration_details=True, disable_log_stats=False)
-    return {**_engine_args(*a, **kw), **extra}
 
 
 def _print_render_times() -> None:
@@ -60,9 +45,6 @@ def _print_render_times() -> None:
 
 
 if __name__ == "__main__":
-    VllmEngine.sampling_overrides = {"ignore_eos": True, "max_tokens": int(sys.argv[1])}
-    VllmEngine.guards = False
-    vllm_engine.engine_args = _bench_engine_args  # type: ignore[assignment]
     if ITER_LOG:
         _print_render_times()
-    sys.exit(main(sys.argv[2:]))
+    sys.exit(main(sys.argv[1:]))

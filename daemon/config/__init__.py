@@ -109,6 +109,14 @@ class PageGuardsCfg(Strict):
     repetition_retries: int = Field(2, ge=0)
 
 
+class EngineDebugCfg(Strict):
+    """Benchmark switches (bench/bench_gpu.py), not for production; left out of the README's reference."""
+
+    ignore_eos: bool = False  # every page decodes engine.sampling.max_tokens tokens (vllm, openai)
+    page_guards: bool = True  # false: one request per page, its text as is (a forced length always "truncates")
+    vllm_args: dict[str, Any] = Field(default_factory=dict)  # merged last into vLLM's engine arguments (logging)
+
+
 class OpenAICfg(Strict):
     base_urls: list[str] = Field(default_factory=list)
     model: str | None = None
@@ -133,6 +141,7 @@ class EngineCfg(Strict):
     tesseract: TesseractCfg = Field(default_factory=TesseractCfg)
     vllm: VllmCfg = Field(default_factory=VllmCfg)
     openai: OpenAICfg = Field(default_factory=OpenAICfg)
+    debug: EngineDebugCfg = Field(default_factory=EngineDebugCfg)
 
     @model_validator(mode="before")
     @classmethod

@@ -18,6 +18,8 @@ Contract (see ``daemon.engines.base``):
   document later). HTTP 400/413/422 (the server refuses this page) fail with ``InputError``.
 - The page policy of ``daemon.engines.pagepolicy`` (repetition retries, banding) applies here too,
   in its blocking form (``recognise_page_sync``) in the page's worker thread.
+- ``engine.debug`` (benchmarks only): ``ignore_eos`` goes into every request body,
+  ``page_guards: false`` turns the page policy off.
 - Standard library only (``http.client``); no new dependency.
 """
 
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures as cf
-import dataclasses
 import http.client
 import io
 import json
@@ -108,17 +109,11 @@ class OpenAIEngine(Engine):
     """Pages to OpenAI-compatible servers. See the module docstring."""
 
     output_is_markdown = True
-    #: Extra request body fields; for benchmarks only (e.g. ``{"ignore_eos": True}``).
-    body_overrides: dict[str, Any] = {}
-    guards: bool = True
     backoff_base: float = 0.5
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
-        p = PagePolicy.from_config(engine_cfg)
-        self.policy = dataclasses.replace(
-            p, guards=self.guards, max_tokens=int(self.body_overrides.get("max_tokens", p.max_tokens))
-        )
+        self.policy = PagePolicy.from_config(engine_cfg)
         o = engine_cfg.openai
         if not o.base_urls:
             raise FatalError("engine.kind openai needs engine.openai.base_urls (e.g. http://gpu-host:8000/v1)", ExitCode.CONFIG)
@@ -235,7 +230,8 @@ class OpenAIEngine(Engine):
 
     def _request(self, img: Image.Image, temperature: float, max_tokens: int) -> GenResult:
         o = self.cfg.openai
-        extra = {k: v for k, v in self.body_overrides.items() if k != "max_tokens"}
+        # vLLM's server takes ignore_eos as an extra sampling field (benchmarks: engine.debug)
+        extra = {"ignore_eos": True} if self.cfg.debug.ignore_eos else None
         body = json.dumps(chat_body(self.model, encode_image(img), temperature, self.cfg.sampling.top_p, max_tokens, extra)).encode()
         last: Exception | None = None
         prev: _Server | None = None

@@ -7,7 +7,7 @@ knows how the other talks to its model.
 Contract:
 - ``PagePolicy`` holds the options (frozen): sampling temperature and ``max_tokens`` (from
   ``engine.sampling``), ``repetition_retries`` (``engine.page_guards.repetition_retries``) and
-  ``guards`` (off only for benchmarks that force the output length).
+  ``guards`` (off only for benchmarks that force the output length: ``engine.debug.page_guards``).
   ``PagePolicy.from_config(engine_cfg)`` builds it from the config.
 - ``recognise_page(image, priority, generate, policy)`` (async; ``generate`` is an async callable)
   and ``recognise_page_sync(...)`` (the same with a blocking ``generate``) return a
@@ -67,6 +67,7 @@ class PagePolicy:
             temperature=cfg.sampling.temperature,
             max_tokens=cfg.sampling.max_tokens,
             repetition_retries=cfg.page_guards.repetition_retries,
+            guards=cfg.debug.page_guards,
         )
 
     def temperatures(self) -> list[float]:

@@ -29,6 +29,8 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
 
 - ``start()`` patches vLLM's Pixtral vision encoder (``daemon.engines.pixtral_patch``, mode
   ``engine.vllm.pixtral_patch``) before vLLM forks the engine core, which inherits the patch.
+- ``engine.debug`` (benchmarks only): ``ignore_eos`` (every page decodes ``max_tokens``),
+  ``page_guards: false``, ``vllm_args`` merged last into vLLM's engine arguments.
 
 Over 500 lines because the engine and its supervisor (restart, isolation of a suspect page, hang
 watch) share the state of one event loop (generation, in-flight attempts); the page policy and the
@@ -39,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
-import dataclasses
 import itertools
 import logging
 import os
@@ -122,18 +123,28 @@ def engine_args(cfg: EngineCfg, cpu_count: int | None = None) -> dict[str, Any]:
         args["renderer_num_workers"] = max(1, min(4, cpus // 2))
     if "kv_cache_memory_bytes" in args:
         args.pop("gpu_memory_utilization")
+    args.update(cfg.debug.vllm_args)  # benchmarks' logging switches
     return args
 
 
-def sampling_kwargs(cfg: EngineCfg, temperature: float | None = None, max_tokens: int | None = None) -> dict[str, Any]:
-    """Keyword arguments for ``vllm.SamplingParams`` (without ``output_kind``)."""
+def sampling_kwargs(
+    cfg: EngineCfg, temperature: float | None = None, max_tokens: int | None = None, warm: bool = False
+) -> dict[str, Any]:
+    """Keyword arguments for ``vllm.SamplingParams`` (without ``output_kind``).
+
+    ``ignore_eos`` (exactly ``max_tokens`` tokens) for warm-up pages (``warm``) and where the
+    config's ``engine.debug.ignore_eos`` asks for it (benchmarks).
+    """
     s = cfg.sampling
-    return {
+    kw: dict[str, Any] = {
         "temperature": s.temperature if temperature is None else temperature,
         "top_p": s.top_p,
         "max_tokens": max_tokens or s.max_tokens,
         "skip_special_tokens": True,
     }
+    if warm or cfg.debug.ignore_eos:
+        kw["ignore_eos"] = True
+    return kw
 
 
 def check_model_source(model: str) -> None:
@@ -173,10 +184,6 @@ class VllmEngine(Engine):
     """LightOnOCR-2-1B on an in-process vLLM ``AsyncLLM``. See the module docstring."""
 
     output_is_markdown = True
-    #: Extra ``SamplingParams`` fields; for benchmarks only (e.g. ``{"ignore_eos": True}``).
-    sampling_overrides: dict[str, Any] = {}
-    #: Repetition/banding guards; benchmarks that force output length switch them off.
-    guards: bool = True
     #: Pad pages to 28 px multiples and tell the HF processor not to resample (saves CPU).
     presize: bool = True
     #: Blank pages run together at start, after one alone (0 = no warm-up). On the H200, without it the first
@@ -192,10 +199,7 @@ class VllmEngine(Engine):
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
         self.name = f"vllm:{engine_cfg.model}"
-        p = PagePolicy.from_config(engine_cfg)
-        self.policy = dataclasses.replace(
-            p, guards=self.guards, max_tokens=int(self.sampling_overrides.get("max_tokens", p.max_tokens))
-        )
+        self.policy = PagePolicy.from_config(engine_cfg)
         self.max_in_flight = engine_cfg.vllm.max_pages_in_flight
         self._pages = InFlight(self.max_in_flight)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -497,11 +501,7 @@ class VllmEngine(Engine):
         except ImportError:  # pragma: no cover
             VllmDead = RuntimeError  # noqa: N806
 
-        kw = sampling_kwargs(self.cfg, temperature, max_tokens)
-        kw.update({k: v for k, v in self.sampling_overrides.items() if k != "max_tokens"})
-        if warm:
-            kw["ignore_eos"] = True
-        sp = SamplingParams(output_kind=RequestOutputKind.FINAL_ONLY, **kw)
+        sp = SamplingParams(output_kind=RequestOutputKind.FINAL_ONLY, **sampling_kwargs(self.cfg, temperature, max_tokens, warm))
         prompt: dict[str, Any] = {"prompt": self._prompt, "multi_modal_data": {"image": img}}
         if self.presize and img.width % 28 == 0 and img.height % 28 == 0:
             prompt["mm_processor_kwargs"] = {"do_resize": False}

@@ -63,6 +63,7 @@ HELP: dict[str, str] = {
     "engine.tesseract": "Tesseract engine settings (below)",
     "engine.vllm": "resident vLLM engine settings (below)",
     "engine.openai": "OpenAI-compatible server engine settings (below)",
+    "engine.debug": "benchmark switches (bench/bench_gpu.py); leave it out",
     "engine.sampling.temperature": "VLM sampling temperature",
     "engine.sampling.top_p": "VLM nucleus sampling",
     "engine.sampling.max_tokens": "most tokens generated per page",

@@ -59,14 +59,14 @@ class Fake:
                     fake.peak = max(fake.peak, fake.active)
                 try:
                     time.sleep(fake.delay)
-                    status, text = fake.script(n, body)
+                    status, text, *finish = fake.script(n, body)  # (status, text[, finish_reason])
                     if status != 200:
                         self._send(status, {"error": "scripted"})
                         return
                     img = body["messages"][0]["content"][0]["image_url"]["url"]
                     size = Image.open(io.BytesIO(base64.b64decode(img.split(",", 1)[1]))).size
                     self._send(200, {"choices": [{"message": {"role": "assistant", "content": text or f"{fake.name} {size[0]}x{size[1]}"},
-                                                  "finish_reason": "stop"}], "usage": {"completion_tokens": 7}})
+                                                  "finish_reason": finish[0] if finish else "stop"}], "usage": {"completion_tokens": 7}})
                 finally:
                     with fake.lock:
                         fake.active -= 1
@@ -166,31 +166,49 @@ def test_all_servers_failing_is_transient_and_refusal_is_input_error(fakes) -> N
 
 
 def test_repetition_guard_applies(fakes) -> None:  # type: ignore[no-untyped-def]
+    """A looping answer cut off at max_tokens is retried hotter, in the page's worker thread."""
     loop = "start\n" + "\n".join(["same row"] * 200)
 
-    def script(n: int, body: dict[str, Any]) -> tuple[int, str]:
-        return 200, loop if body["temperature"] == 0.2 else "clean"
+    def script(n: int, body: dict[str, Any]) -> tuple[int, str, str]:
+        return (200, loop, "length") if body["temperature"] == 0.2 else (200, "clean", "stop")
 
     s = fakes("S", script=script)
     eng = OpenAIEngine(cfg([s.url]))
     eng.start()
-
-    # the fake reports finish_reason stop; a loop matters when the server stopped at max_tokens
-    import daemon.engines.openai_engine as oe
-
-    orig = oe.OpenAIEngine._request
-
-    def truncated(self, img, temperature, max_tokens):  # type: ignore[no-untyped-def]
-        r = orig(self, img, temperature, max_tokens)
-        return oe.GenResult(r.text, "length" if r.text == loop else "stop", r.num_tokens)
-
-    oe.OpenAIEngine._request = truncated  # type: ignore[method-assign]
     try:
         r = eng.submit(req(0)).result(timeout=30)
     finally:
-        oe.OpenAIEngine._request = orig  # type: ignore[method-assign]
         eng.close()
-    assert r.text == "clean" and r.meta["attempts"] == 2
+    assert r.text == "clean" and r.meta["attempts"] == 2 and r.flags == []
+    assert [b["temperature"] for b in s.bodies] == [0.2, 0.5]
+    assert "ignore_eos" not in s.bodies[0]
+
+
+def test_page_guards_retries_come_from_engine_page_guards(fakes) -> None:  # type: ignore[no-untyped-def]
+    loop = "start\n" + "\n".join(["same row"] * 200)
+    s = fakes("S", script=lambda n, body: (200, loop, "length"))
+    eng = OpenAIEngine(EngineCfg(kind="openai", openai={"base_urls": [s.url]}, page_guards={"repetition_retries": 1}))
+    eng.start()
+    try:
+        r = eng.submit(req(0)).result(timeout=30)
+    finally:
+        eng.close()
+    assert r.flags == ["repetition"] and len(s.bodies) == 2 and r.text.count("same row") == 1
+
+
+def test_debug_forces_output_length_without_guards(fakes) -> None:  # type: ignore[no-untyped-def]
+    """engine.debug (benchmarks): ignore_eos in every body, max_tokens from sampling, one request
+    per page even when it stops at max_tokens."""
+    s = fakes("S", script=lambda n, body: (200, "x " * 50, "length"))
+    eng = OpenAIEngine(EngineCfg(kind="openai", openai={"base_urls": [s.url]}, sampling={"max_tokens": 100},
+                                 debug={"ignore_eos": True, "page_guards": False}))
+    eng.start()
+    try:
+        r = eng.submit(req(0, h=1000)).result(timeout=30)
+    finally:
+        eng.close()
+    assert r.flags == [] and r.meta["attempts"] == 1 and len(s.bodies) == 1
+    assert s.bodies[0]["ignore_eos"] is True and s.bodies[0]["max_tokens"] == 100
 
 
 def test_no_reachable_server_is_fatal() -> None:

@@ -23,6 +23,7 @@ from daemon.engines.textguard import (
     trim_repetition,
 )
 from daemon.engines.vllm_engine import (
+    VllmEngine,
     check_model_source,
     engine_args,
     sampling_kwargs,
@@ -134,7 +135,23 @@ def test_engine_args_default_and_16gb_profile() -> None:
 def test_sampling_defaults_from_config() -> None:
     s = sampling_kwargs(EngineCfg())
     assert (s["temperature"], s["top_p"], s["max_tokens"]) == (0.2, 0.9, 4096)
+    assert "ignore_eos" not in s
     assert sampling_kwargs(EngineCfg(), temperature=0.8, max_tokens=100)["temperature"] == 0.8
+    assert sampling_kwargs(EngineCfg(), max_tokens=32, warm=True)["ignore_eos"] is True
+
+
+def test_debug_options_are_config_not_class_state() -> None:
+    """Benchmark switches live in engine.debug of one config: forced length, guards off, extra
+    vLLM arguments; another engine built from the default config is untouched."""
+    bench = EngineCfg(kind="vllm", sampling={"max_tokens": 1000},
+                      debug={"ignore_eos": True, "page_guards": False, "vllm_args": {"jit_monitor_verbose": True}})
+    assert sampling_kwargs(bench)["ignore_eos"] is True and sampling_kwargs(bench)["max_tokens"] == 1000
+    assert engine_args(bench)["jit_monitor_verbose"] is True
+    eng, plain = VllmEngine(bench), VllmEngine(EngineCfg(kind="vllm"))
+    assert (eng.policy.guards, eng.policy.max_tokens) == (False, 1000)
+    assert (plain.policy.guards, plain.policy.max_tokens, plain.policy.repetition_retries) == (True, 4096, 2)
+    assert "jit_monitor_verbose" not in engine_args(EngineCfg(kind="vllm"))
+    assert not hasattr(VllmEngine, "sampling_overrides") and not hasattr(VllmEngine, "guards")
 
 
 def test_missing_model_folder_is_a_clear_fatal_error(tmp_path: Path) -> None:
@@ -184,7 +201,6 @@ import threading  # noqa: E402
 import time  # noqa: E402
 
 from daemon.engines.base import PageRequest  # noqa: E402
-from daemon.engines.vllm_engine import VllmEngine  # noqa: E402
 from daemon.errors import EngineDeadError, InputError  # noqa: E402
 
 

@@ -115,6 +115,7 @@ class EngineDebugCfg(Strict):
     ignore_eos: bool = False  # every page decodes engine.sampling.max_tokens tokens (vllm, openai)
     page_guards: bool = True  # false: one request per page, its text as is (a forced length always "truncates")
     vllm_args: dict[str, Any] = Field(default_factory=dict)  # merged last into vLLM's engine arguments (logging)
+    pixtral_marker: str | None = None  # file the engine core notes the Pixtral patch in (pixtral_patch.set_marker)
 
 
 class OpenAICfg(Strict):

@@ -18,15 +18,23 @@ Contract:
 - The engine core is a child process that vLLM forks after the patch, so it inherits the patched
   classes; it must be forked, not spawned, for that (vLLM spawns when CUDA is already initialised
   in the parent).
+- Proof that it ran there: after ``set_marker(path)``, the first patched encoder call of each
+  process appends one JSON line ``{"pid", "mode", "kernel"}`` to ``path`` (kernel: ``fa2``/``fa3``
+  = flash attention's varlen kernel, ``sdpa``); ``read_marks(path)`` reads them back as
+  ``EncoderMark`` rows. A process that never ran a patched encoder step writes nothing (vLLM's own
+  encoder ran, or none). The tests and bench rows use it (``engine.debug.pixtral_marker``).
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import json
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -37,9 +45,7 @@ ENV = "OCR_DAEMON_PIXTRAL_PATCH"
 
 
 def resolve_mode(configured: str = "varlen") -> str:
-    """The mode to apply: ``$OCR_DAEMON_PIXTRAL_PATCH`` when set, else ``configured``.
-
-    """
+    """The mode to apply: ``$OCR_DAEMON_PIXTRAL_PATCH`` when set, else ``configured``."""
     return normalise_mode(os.environ.get(ENV) or configured)
 
 
@@ -55,6 +61,70 @@ def normalise_mode(mode: str) -> str:
 def applied_mode() -> str | None:
     """The mode this process patched vLLM's Pixtral encoder with (None: not patched)."""
     return _PATCHED
+
+
+# ----------------------------------------------------------------------------- marker
+
+_MARKER: str | None = None  # file the first patched encoder call of each process appends to
+_MARKED_PID = 0  # the process that wrote its line (a forked child inherits the parent's value)
+
+
+@dataclass(frozen=True)
+class EncoderMark:
+    """One process that ran the patched encoder: its pid, the mode, the attention kernel."""
+
+    pid: int
+    mode: str
+    kernel: str
+
+
+def set_marker(path: str | os.PathLike[str] | None) -> None:
+    """Have each process that runs the patched encoder say so in ``path`` (None: nobody)."""
+    global _MARKER, _MARKED_PID
+    _MARKER = os.fspath(path) if path is not None else None
+    _MARKED_PID = 0
+
+
+def mark(mode: str, kernel: str) -> None:
+    """Append this process's line to the marker file, once per process (cheap after that)."""
+    global _MARKED_PID
+    pid = os.getpid()
+    if _MARKER is None or pid == _MARKED_PID:
+        return
+    _MARKED_PID = pid
+    try:
+        with open(_MARKER, "a", encoding="utf-8") as f:  # one short write: lines of processes do not mix
+            f.write(json.dumps({"pid": pid, "mode": mode, "kernel": kernel}) + "\n")
+    except OSError as e:  # a diagnostic: never let it stop the encoder
+        log.warning("Pixtral patch marker %s: %s", _MARKER, e)
+
+
+def read_marks(path: str | os.PathLike[str]) -> list[EncoderMark]:
+    """The marker file's rows (none when it does not exist); unreadable lines are skipped."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    out = []
+    for line in p.read_text(encoding="utf-8").splitlines():
+        try:
+            d = json.loads(line)
+            out.append(EncoderMark(int(d["pid"]), str(d["mode"]), str(d["kernel"])))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def applied_summary(marks: list[EncoderMark]) -> str:
+    """``varlen/fa3``-style summary of what ran (``stock`` when no patched encoder ran)."""
+    return ",".join(sorted({f"{m.mode}/{m.kernel}" for m in marks})) or "stock"
+
+
+def _kernel() -> str:
+    fa = _flash_varlen()
+    return f"fa{fa[1]}" if fa is not None else "sdpa"
+
+
+# ----------------------------------------------------------------------------- patch
 
 
 class VarlenImages:
@@ -175,6 +245,7 @@ def patch_pixtral_attention(mode: str | None = None) -> str | None:
         orig_attn = attn_cls.forward
 
         def varlen_mask(patch_embeds_list: list[int], tensor: Any) -> Any:
+            mark("varlen", _kernel())
             return VarlenImages(patch_embeds_list, tensor.device)
 
         def attn_forward(self: Any, hidden_states: Any, attention_mask: Any, position_embeddings: Any) -> Any:
@@ -193,6 +264,7 @@ def patch_pixtral_attention(mode: str | None = None) -> str | None:
             return orig_mask(patch_embeds_list, tensor)
 
         def forward(self: Any, pixel_values: list[Any], **kwargs: Any) -> Any:
+            mark("per_image", "sdpa")
             if len(pixel_values) <= 1:
                 return orig_forward(self, pixel_values, **kwargs)
             outs: list[Any] = []

@@ -30,7 +30,11 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
 - ``start()`` patches vLLM's Pixtral vision encoder (``daemon.engines.pixtral_patch``, mode
   ``engine.vllm.pixtral_patch``) before vLLM forks the engine core, which inherits the patch.
 - ``engine.debug`` (benchmarks only): ``ignore_eos`` (every page decodes ``max_tokens``),
-  ``page_guards: false``, ``vllm_args`` merged last into vLLM's engine arguments.
+  ``page_guards: false``, ``vllm_args`` merged last into vLLM's engine arguments,
+  ``pixtral_marker`` (a file the engine core notes the encoder patch in: ``pixtral_patch.mark``).
+- After each engine (re)start, ``in_force`` holds what vLLM made of the arguments
+  (``settings_in_force``: block size, KV dtype, batch limits...), also logged as one line
+  ``vLLM settings in force: {json}`` for the bench rows.
 
 Over 500 lines because the engine and its supervisor (restart, isolation of a suspect page, hang
 watch) share the state of one event loop (generation, in-flight attempts); the page policy and the
@@ -42,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures as cf
 import itertools
+import json
 import logging
 import os
 import threading
@@ -54,7 +59,7 @@ from PIL import Image
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, InFlight, PageRequest
 from daemon.engines.pagepolicy import GenResult, PagePolicy, recognise_page
-from daemon.engines.pixtral_patch import patch_pixtral_attention, resolve_mode
+from daemon.engines.pixtral_patch import patch_pixtral_attention, resolve_mode, set_marker
 from daemon.engines.textguard import pad_to_multiple
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageText
@@ -147,6 +152,41 @@ def sampling_kwargs(
     return kw
 
 
+def settings_in_force(vllm_config: Any) -> dict[str, Any]:
+    """What vLLM made of the engine arguments: the values of its ``VllmConfig`` after start (vLLM
+    may adjust them, e.g. the KV block for the model or platform). A field this vLLM lacks is left
+    out; values are plain JSON (enums as their names)."""
+    fields = {
+        "block_size": ("cache_config", "block_size"),
+        "kv_cache_dtype": ("cache_config", "cache_dtype"),
+        "gpu_memory_utilization": ("cache_config", "gpu_memory_utilization"),
+        "kv_cache_memory_bytes": ("cache_config", "kv_cache_memory_bytes"),
+        "enable_prefix_caching": ("cache_config", "enable_prefix_caching"),
+        "max_num_batched_tokens": ("scheduler_config", "max_num_batched_tokens"),
+        "max_num_seqs": ("scheduler_config", "max_num_seqs"),
+        "scheduling_policy": ("scheduler_config", "policy"),
+        "max_model_len": ("model_config", "max_model_len"),
+        "dtype": ("model_config", "dtype"),
+        "enforce_eager": ("model_config", "enforce_eager"),
+        # None when vLLM picks the kernel in the engine core (logged there: "Using X attention backend")
+        "attention_backend": ("attention_config", "backend"),
+    }
+    out: dict[str, Any] = {}
+    for name, (section, attr) in fields.items():
+        part = getattr(vllm_config, section, None)
+        if part is None or not hasattr(part, attr):
+            continue
+        out[name] = _plain(getattr(part, attr))
+    return out
+
+
+def _plain(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    name = getattr(v, "name", None)  # enums
+    return name if isinstance(name, str) else str(v)
+
+
 def check_model_source(model: str) -> None:
     """Raise ``FatalError`` when ``model`` is a path that does not exist (repo ids are left to HF)."""
     looks_like_path = model.startswith(("/", ".", "~")) or os.sep in model.strip("/").split("/", 1)[-1]
@@ -221,6 +261,7 @@ class VllmEngine(Engine):
         self._restarts = 0
         self._watchdog: asyncio.Task[None] | None = None
         self.stats: dict[str, float] = {"pages": 0, "requests": 0, "restarts": 0, "tokens": 0}
+        self.in_force: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -264,6 +305,7 @@ class VllmEngine(Engine):
                 ExitCode.ENGINE,
             ) from e
         log.info("vLLM top-p sampler: %s", "Triton" if choose_sampler() == "0" else "FlashInfer (VLLM_USE_FLASHINFER_SAMPLER)")
+        set_marker(self.cfg.debug.pixtral_marker)
         patch_pixtral_attention(resolve_mode(self.cfg.vllm.pixtral_patch))
 
     def _run_loop(self) -> None:
@@ -284,7 +326,7 @@ class VllmEngine(Engine):
         kwargs = engine_args(self.cfg)
         log.info("starting vLLM: %s", kwargs)
         try:
-            return AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs))
+            llm = AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs))
         except OSError as e:
             # HF hub offline / repo not cached: name what is missing.
             raise FatalError(
@@ -292,6 +334,9 @@ class VllmEngine(Engine):
                 "network, or set engine.model to a local model folder",
                 ExitCode.ENGINE,
             ) from e
+        self.in_force = settings_in_force(getattr(llm, "vllm_config", None))
+        log.info("vLLM settings in force: %s", json.dumps(self.in_force, sort_keys=True))
+        return llm
 
     async def _async_start(self) -> None:
         self._ready = asyncio.Event()

@@ -27,6 +27,7 @@ from daemon.engines.vllm_engine import (
     check_model_source,
     engine_args,
     sampling_kwargs,
+    settings_in_force,
 )
 from daemon.errors import FatalError
 
@@ -152,6 +153,27 @@ def test_debug_options_are_config_not_class_state() -> None:
     assert (plain.policy.guards, plain.policy.max_tokens, plain.policy.repetition_retries) == (True, 4096, 2)
     assert "jit_monitor_verbose" not in engine_args(EngineCfg(kind="vllm"))
     assert not hasattr(VllmEngine, "sampling_overrides") and not hasattr(VllmEngine, "guards")
+
+
+def test_settings_in_force_read_from_vllms_config() -> None:
+    """What vLLM made of the arguments, JSON-ready; sections or fields it lacks are left out."""
+    import enum
+    from types import SimpleNamespace
+
+    class Backend(enum.Enum):
+        FLASH_ATTN = 1
+
+    vc = SimpleNamespace(
+        cache_config=SimpleNamespace(block_size=64, cache_dtype="fp8", gpu_memory_utilization=0.85, enable_prefix_caching=False),
+        scheduler_config=SimpleNamespace(max_num_batched_tokens=16384, max_num_seqs=256, policy="priority"),
+        attention_config=SimpleNamespace(backend=Backend.FLASH_ATTN),
+    )
+    got = settings_in_force(vc)
+    assert got == {"block_size": 64, "kv_cache_dtype": "fp8", "gpu_memory_utilization": 0.85, "enable_prefix_caching": False,
+                   "max_num_batched_tokens": 16384, "max_num_seqs": 256, "scheduling_policy": "priority",
+                   "attention_backend": "FLASH_ATTN"}
+    json.dumps(got)
+    assert settings_in_force(None) == {}
 
 
 def test_missing_model_folder_is_a_clear_fatal_error(tmp_path: Path) -> None:

@@ -13,12 +13,22 @@ Every row uses the same engine settings (``daemon.engines.vllm_engine.engine_arg
 output forced to ``--out-tokens`` tokens per page (``ignore_eos``), pages of 1176x1540 px
 (42x55 cells of 28 px = 2310 image tokens). Each row appends one JSON line to ``--results``.
 GPU memory is sampled with nvidia-smi (whole card, all processes) every 0.5 s during each row.
+
+Each row records what really ran (bench/rowfacts.py): ``commit``, ``run`` (``$OCR_BENCH_RUN``:
+rows of one device session), ``patch`` = the Pixtral encoder the engine core ran (its marker
+file; ``patch_asked`` = what the row asked for: ``--pixtral-patch``, or
+``$OCR_DAEMON_PIXTRAL_PATCH``, which wins), ``in_force`` = vLLM's settings after start (block
+size, KV dtype, batch limits; ``daemon.engines.vllm_engine.settings_in_force``), ``engine_log`` =
+the attention backend and flash-attention version vLLM's engine core logged, ``sampling``, and for
+the daemon row ``daemon`` = page guards, autorotate, workers, stability delay as the daemon loaded
+them. The flat ``mbt seqs kv attn block`` keys are the arguments asked for.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import re
@@ -88,6 +98,7 @@ def cfg_for(args: argparse.Namespace) -> Any:
     }
     if args.profile:
         v["profile"] = args.profile
+    v["pixtral_patch"] = args.pixtral_patch
     return EngineCfg(kind="vllm", model=str(args.model), vllm=v, sampling={"max_tokens": args.out_tokens}, debug=bench_debug(args))
 
 
@@ -101,7 +112,7 @@ def bench_debug(args: argparse.Namespace, daemon: bool = False) -> dict[str, Any
         vllm_args["jit_monitor_verbose"] = True
         if args.iter_log:
             vllm_args.update(enable_logging_iteration_details=True, disable_log_stats=False)
-    return {"ignore_eos": True, "page_guards": False, "vllm_args": vllm_args}
+    return {"ignore_eos": True, "page_guards": False, "vllm_args": vllm_args, "pixtral_marker": args.marker}
 
 
 def _attn_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,8 +148,37 @@ def engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def sampling(args: argparse.Namespace, **extra: Any) -> Any:
     from vllm import SamplingParams
 
-    kw: dict[str, Any] = {"temperature": 0.2, "top_p": 0.9, "max_tokens": args.out_tokens, "ignore_eos": True}
-    return SamplingParams(**{**kw, **extra})
+    return SamplingParams(**{**sampling_fields(args), **extra})
+
+
+#: The model card's sampling, as the daemon's defaults (engine.sampling).
+TEMPERATURE, TOP_P = 0.2, 0.9
+
+
+def sampling_fields(args: argparse.Namespace, greedy: bool = False) -> dict[str, Any]:
+    """The sampling of the engine rows' measured pass (recorded with the row)."""
+    if greedy:
+        return {"temperature": 0.0, "top_p": 1.0, "max_tokens": args.out_tokens, "ignore_eos": True}
+    return {"temperature": TEMPERATURE, "top_p": TOP_P, "max_tokens": args.out_tokens, "ignore_eos": True}
+
+
+def patch_engine(args: argparse.Namespace) -> None:
+    """Patch the Pixtral encoder as the row asks, before vLLM forks its engine core, which notes
+    in the row's marker file what it ran."""
+    from daemon.engines.pixtral_patch import patch_pixtral_attention, resolve_mode, set_marker
+
+    set_marker(args.marker)
+    patch_pixtral_attention(resolve_mode(args.pixtral_patch))
+
+
+def engine_facts(args: argparse.Namespace, vllm_config: Any, greedy: bool = False) -> dict[str, Any]:
+    """What an engine row (vLLM in this process) really ran with."""
+    from rowfacts import engine_log_facts, own_log_text, patch_applied
+
+    from daemon.engines.vllm_engine import settings_in_force
+
+    return {"patch": patch_applied(Path(args.marker)), "in_force": settings_in_force(vllm_config),
+            "engine_log": engine_log_facts(own_log_text()), "sampling": sampling_fields(args, greedy)}
 
 
 def load_pages(args: argparse.Namespace) -> list[Any]:
@@ -148,16 +188,32 @@ def load_pages(args: argparse.Namespace) -> list[Any]:
     return [Image.open(f).convert("RGB") for f in files]
 
 
-def record(args: argparse.Namespace, row: dict[str, Any]) -> None:
+def record(args: argparse.Namespace, row: dict[str, Any], facts: dict[str, Any]) -> None:
+    """Append the row with when, which code, what was asked and ``facts`` (what really ran)."""
+    from rowfacts import git_commit
+
+    from daemon.engines.pixtral_patch import resolve_mode
+
     row.update(
-        date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
+        date=time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()), run=os.environ.get("OCR_BENCH_RUN", ""),
+        commit=git_commit(), machine=_gpu_name(),
         mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
-        patch=os.environ.get("OCR_DAEMON_PIXTRAL_PATCH", "varlen"), kv=args.kv_dtype,
+        patch_asked=resolve_mode(args.pixtral_patch), kv=args.kv_dtype,
         attn=args.attn, block=_block_size(args), render_nice=args.render_nice if args.render_nice >= 0 else "auto",
     )
+    row.update(facts)
     print("RESULT", json.dumps(row), flush=True)
     with open(args.results, "a") as f:
         f.write(json.dumps(row) + "\n")
+
+
+@functools.cache
+def _gpu_name() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout
+        return ", ".join(x.strip() for x in out.splitlines() if x.strip()) or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 # ----------------------------------------------------------------------------- pages
@@ -213,10 +269,9 @@ def row_engine(args: argparse.Namespace) -> None:
     """Offline ``LLM.generate`` of the pre-rendered pages (vLLM's own serial preprocessing included)."""
     from vllm import LLM
 
-    from daemon.engines.pixtral_patch import patch_pixtral_attention
     from daemon.engines.vllm_engine import VllmEngine
 
-    patch_pixtral_attention()
+    patch_engine(args)
     pages = load_pages(args)
     kw = engine_kwargs(args)
     kw.pop("renderer_num_workers", None)  # offline LLM uses the synchronous renderer
@@ -234,7 +289,8 @@ def row_engine(args: argparse.Namespace) -> None:
         dt = time.time() - t1
     toks = sum(len(o.outputs[0].token_ids) for o in outs)
     record(args, {"row": "engine", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
-                  "out_tokens_total": toks, "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1)})
+                  "out_tokens_total": toks, "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1)},
+           engine_facts(args, getattr(llm.llm_engine, "vllm_config", None)))
 
 
 def row_engine_async(args: argparse.Namespace) -> None:
@@ -243,11 +299,10 @@ def row_engine_async(args: argparse.Namespace) -> None:
     from vllm.sampling_params import RequestOutputKind
     from vllm.v1.engine.async_llm import AsyncLLM
 
-    from daemon.engines.pixtral_patch import patch_pixtral_attention
     from daemon.engines.textguard import pad_to_multiple
     from daemon.engines.vllm_engine import VllmEngine
 
-    patch_pixtral_attention()
+    patch_engine(args)
     if args.sampler_trace:
         install_sampler_trace(args.sampler_trace)
     pages = [pad_to_multiple(im, 28) for im in load_pages(args)]
@@ -331,11 +386,11 @@ def row_engine_async(args: argparse.Namespace) -> None:
         record(args, {"row": row_name, "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                       "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1),
                       "no_resize": bool(args.no_resize),
-                      "inputs_ready_s": ready})
+                      "inputs_ready_s": ready}, engine_facts(args, getattr(llm, "vllm_config", None), args.greedy))
         if args.sampler_trace:
             await asyncio.sleep(1)
             record(args, {"row": "engine-async-sampler-trace", "pages": len(pages),
-                          **summarise_sampler_trace(args.sampler_trace, traced_before)})
+                          **summarise_sampler_trace(args.sampler_trace, traced_before)}, engine_facts(args, getattr(llm, "vllm_config", None), args.greedy))
         if args.phases:
             await phases(llm, prompt, pages, dt, one, rendered_at)
         llm.shutdown()
@@ -396,7 +451,7 @@ def row_engine_async(args: argparse.Namespace) -> None:
             mark(name.removesuffix("_s"), "end")
             split[name] = round(time.time() - t, 2)
             split[name.removesuffix("_s") + "_inputs_ready_s"] = _first_median_last([x - t for x in rendered_at])
-        record(args, split)
+        record(args, split, engine_facts(args, getattr(llm, "vllm_config", None), args.greedy))
 
     asyncio.run(main())
 
@@ -508,15 +563,19 @@ def row_vllm_engine(args: argparse.Namespace) -> None:
         res = [f.result() for f in futs]
         dt = time.time() - t1
     eng.close()
+    from rowfacts import engine_log_facts, own_log_text, patch_applied
+
     record(args, {"row": "vllm-engine", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                   "out_tokens_total": sum(int(r.meta.get("tokens", 0)) for r in res), "gpu_mem_peak_mib": mem.peak,
-                  "engine_start_s": round(t_start, 1)})
+                  "engine_start_s": round(t_start, 1)},
+           {"patch": patch_applied(Path(args.marker)), "in_force": eng.in_force, "engine_log": engine_log_facts(own_log_text()),
+            "sampling": sampling_fields(args), "page_guards": eng.policy.guards})
 
 
-def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
-    import yaml
-
-    cfg = {
+def daemon_config(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """The daemon row's rules.yaml (as data): the engine rows' settings, the bench's engine.debug,
+    autorotate off (the pages are upright; OSD would only cost CPU), ``--doc-workers``."""
+    return {
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
                    "rescan_interval": 3600, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
@@ -524,13 +583,18 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
                    "sampling": {"max_tokens": args.out_tokens}, "debug": bench_debug(args, daemon=True),
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
-                            "kv_cache_dtype": args.kv_dtype, **_attn_settings(args),
+                            "kv_cache_dtype": args.kv_dtype, "pixtral_patch": args.pixtral_patch, **_attn_settings(args),
                             **({"profile": args.profile} if args.profile else {})}},
         "inboxes": [{"path": str(work / "inbox"), "stability_delay": 0.5}],
         "routes": [{"name": "all", "formats": ["txt", "md", "json"], "destination": str(work / "out")}],
     }
+
+
+def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
+    import yaml
+
     p = work / "rules.yaml"
-    p.write_text(yaml.safe_dump(cfg))
+    p.write_text(yaml.safe_dump(daemon_config(args, work)))
     return p
 
 
@@ -615,11 +679,23 @@ def row_daemon(args: argparse.Namespace) -> None:
         record(args, {**mixed, **extra, "row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
                       "pages_per_s": round(n_pages / dt, 3), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1),
                       "idle_latency_s": [round(x, 2) for x in lat], "failed": len(failed),
-                      "stability_delay_s": 0.5, "doc_workers": args.doc_workers})
+                      "stability_delay_s": 0.5, "doc_workers": args.doc_workers}, daemon_row_facts(args, conf, work))
     finally:
         _stop(proc, signal.SIGTERM, 90)
         log.close()
         shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}{_attn_tag(args)}.log")
+
+
+def daemon_row_facts(args: argparse.Namespace, conf: Path, work: Path) -> dict[str, Any]:
+    """What the daemon row really ran with: its loaded config, its engine core's marker and log."""
+    from rowfacts import daemon_facts, engine_log_facts, patch_applied
+
+    from daemon.config import load_config
+
+    logged = engine_log_facts((work / "daemon.log").read_text(encoding="utf-8", errors="replace"))
+    daemon = daemon_facts(load_config(conf))
+    return {"patch": patch_applied(Path(args.marker)), "in_force": logged.pop("in_force", {}), "engine_log": logged,
+            "sampling": daemon.pop("sampling"), "daemon": daemon}
 
 
 def _daemon_log_mark(work: Path, name: str, what: str, t: float) -> None:
@@ -687,7 +763,7 @@ def row_seed(args: argparse.Namespace) -> None:
             im.save(buf, format="PNG")
             url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
             body = {"model": str(args.model), "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}],
-                    "max_tokens": args.out_tokens, "temperature": 0.2, "top_p": 0.9, "ignore_eos": True}
+                    "max_tokens": args.out_tokens, "temperature": TEMPERATURE, "top_p": TOP_P, "ignore_eos": True}
             req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=json.dumps(body).encode(),
                                          headers={"Content-Type": "application/json"})
             with urllib.request.urlopen(req, timeout=600) as r:
@@ -698,35 +774,40 @@ def row_seed(args: argparse.Namespace) -> None:
             t1 = time.time()
             toks = [post(im) for im in pages]
             dt = time.time() - t1
+        from rowfacts import engine_log_facts
+
+        serve_log = Path(args.results).parent / "seed-serve.log"
         record(args, {"row": "seed", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
-                      "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1)})
+                      "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1)},
+               {"patch": "stock", "patch_asked": "off", "client": "one page at a time",
+                # vllm serve with the model card's flags: vLLM's defaults for everything else
+                "in_force": {"serve_args": cmd[cmd.index("serve") + 2:] if "serve" in cmd else cmd},
+                "engine_log": engine_log_facts(serve_log.read_text(encoding="utf-8", errors="replace")),
+                "sampling": {"temperature": TEMPERATURE, "top_p": TOP_P, "max_tokens": args.out_tokens, "ignore_eos": True}})
     finally:
         _stop(proc, signal.SIGINT, 60)
         log.close()
 
 
 def report(args: argparse.Namespace) -> None:
+    """A markdown table of the results file; rows of one run (``run``) are what ratios may use."""
+    from rowfacts import SETTING_KEYS, settings_text
+
     rows = [json.loads(x) for x in Path(args.results).read_text().splitlines() if x.strip()]
-    print("| row | settings | pages | seconds | pages/s | GPU mem peak (MiB) | notes |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| run | row | settings (in force) | pages | seconds | pages/s | GPU mem peak (MiB) | notes |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
-        s = f"mbt={r['mbt']} seqs={r['seqs']} profile={r['profile']} patch={r['patch']}"
-        s += f" kv={r.get('kv', 'auto')}"
-        if r.get("attn", "auto") != "auto" or r.get("block", "default") != "default":
-            s += f" attn={r.get('attn', 'auto')} block={r.get('block', 'default')}"
-        if r.get("render_nice", "auto") != "auto":
-            s += f" render_nice={r['render_nice']}"
+        s = settings_text(r)
         if "seconds" not in r:  # a split or diagnostic row (phases, sampler trace): its figures as notes
-            notes = {k: v for k, v in r.items() if k not in ("row", "pages", "date", "mbt", "seqs", "out_tokens", "profile", "patch", "kv",
-                                                              "attn", "block", "render_nice")}
-            print(f"| {r['row']} | {s} | {r['pages']} | - | - | - | {notes} |")
+            notes = {k: v for k, v in r.items() if k not in SETTING_KEYS}
+            print(f"| {r.get('run', '')} | {r['row']} | {s} | {r['pages']} | - | - | - | {notes} |")
             continue
         notes = {k: v for k, v in r.items()
                  if k in ("engine_start_s", "ready_s", "idle_latency_s", "failed", "no_resize", "docs") or k.startswith("mixed_")}
-        print(f"| {r['row']} | {s} | {r['pages']} | {r['seconds']} | {r['pages_per_s']} | {r.get('gpu_mem_peak_mib')} | {notes} |")
+        print(f"| {r.get('run', '')} | {r['row']} | {s} | {r['pages']} | {r['seconds']} | {r['pages_per_s']} | {r.get('gpu_mem_peak_mib')} | {notes} |")
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("row", choices=["pages", "engine", "engine-async", "vllm-engine", "daemon", "seed", "report"])
     ap.add_argument("--dir", default="/tmp/benchwork")
@@ -745,6 +826,8 @@ def main() -> None:
     ap.add_argument("--attn", default="auto", choices=["auto", "FLASH_ATTN", "TRITON_ATTN"],
                     help="attention backend (engine.vllm.attention_backend)")
     ap.add_argument("--block-size", type=int, default=0, help="KV-cache block in tokens (0 = vLLM's)")
+    ap.add_argument("--pixtral-patch", default="varlen", choices=["varlen", "per_image", "off"],
+                    help="vision encoder (engine.vllm.pixtral_patch; off = vLLM's own); $OCR_DAEMON_PIXTRAL_PATCH wins when set")
     ap.add_argument("--greedy", action="store_true", help="engine-async: greedy sampling instead of the model card's")
     ap.add_argument("--profile-decode", default="", metavar="DIR",
                     help="engine-async: torch-profile 20 decode steps at full batch; CUDA time by kernel in DIR")
@@ -770,7 +853,18 @@ def main() -> None:
     ap.add_argument("--render-workers", type=int, default=0)
     ap.add_argument("--render-nice", type=int, default=-1, help="daemon row: daemon.render_nice (-1 = the daemon's default)")
     ap.add_argument("--engine-kind", default="vllm", help="daemon row: engine (tesseract for a CPU dry run)")
-    args = ap.parse_args()
+    return ap
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    args = build_parser().parse_args(argv)
+    # the file each row's engine core notes the Pixtral encoder it ran in (pixtral_patch.mark)
+    args.marker = str(Path(args.results).parent / f"pixtral-{args.row}-{os.getpid()}-{int(time.time())}.jsonl")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     if args.row not in ("pages", "report") and args.engine_kind == "vllm":
         os.environ.setdefault("VLLM_USE_FLASHINFER_SAMPLER", "0")
         if not Path(args.model, "config.json").exists():

@@ -24,7 +24,19 @@
 # attn (decode attention kernels alone, bench/bench_attention.py), engine_fp8_best / daemon_fp8_best
 # (fp8 rows with the attention kernel and KV block that attn found fastest).
 # ROWS="engine daemon test_b" picks rows. Results: /tmp/res/results.jsonl and report.md.
+#
+# Rows of one run: every row records the run id ($OCR_BENCH_RUN, set here once per session), the
+# commit ($OCR_BENCH_COMMIT: pass it, `OCR_BENCH_COMMIT=$(git rev-parse HEAD)` where the repository
+# is, since the device's copy of the tree has no .git; else .bench-commit, else "unknown"), the
+# settings in force and the Pixtral encoder that really ran (bench/rowfacts.py). A ratio in
+# bench/RESULTS.md divides rows of one run: e.g. ROWS="test_c engine engine_perimage engine_stock
+# engine_fp8 daemon daemon_fp8 seed" for the engine/daemon/seed ratios and the encoder with
+# varlen, per_image and vLLM's own (stock) attention, each with its time split (--phases).
+# Afterwards, where the repository is: `bash bench/keep_results.sh <the res.tgz brought back>`
+# commits-ready raw results into bench/results/<UTC date>/.
 set -u
+export OCR_BENCH_RUN=${OCR_BENCH_RUN:-$(date -u +%Y-%m-%dT%H:%MZ)}
+export OCR_BENCH_COMMIT=${OCR_BENCH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || cat .bench-commit 2>/dev/null || echo unknown)}
 rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
 cd /tmp/repo || exit 1
 export OUT=/tmp/res CALL_LIMIT=${SESSION_LIMIT:-1700}
@@ -43,7 +55,8 @@ B="python bench/bench_gpu.py"
 step pages 90 $B pages --dir $W --docs 32 --pages-per-doc 8
 wait
 python -c "import vllm, torch, transformers; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__)" | tee -a $OUT/gpu.txt
-for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 test_b test_a engine_fp8 daemon_fp8 engine_4096}; do
+echo "run $OCR_BENCH_RUN commit $OCR_BENCH_COMMIT" | tee -a $OUT/gpu.txt
+for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon seed profile16 test_b test_a test_d engine_fp8 daemon_fp8 engine_4096}; do
   case $row in
     test_c)      step test_c 150 python -m pytest tests/gpu/test_c_pixtral_varlen_gpu.py -q -p no:cacheprovider -rA
                  # the varlen encoder is the default only once it matches vLLM's own attention here
@@ -92,12 +105,15 @@ for row in ${ROWS:-test_c sampler engine engine_perimage daemon seed profile16 t
                    log=$(ls -t $OUT/daemon-default-fp8*.log | head -1)
                  fi
                  python bench/iter_summary.py $log --json $OUT/${row}_summary.json > $OUT/${row}_summary.txt 2>&1 ;;
-    engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 240 $B engine-async --dir $W --results $R ;;
+    engine_perimage) OCR_DAEMON_PIXTRAL_PATCH=per_image step engine_perimage 300 $B engine-async --dir $W --results $R --phases ;;
+    engine_stock) # vLLM's Pixtral encoder as shipped (dense block mask), time split by stage as the engine row
+                 OCR_DAEMON_PIXTRAL_PATCH=off step engine_stock 300 $B engine-async --dir $W --results $R --phases --pixtral-patch off ;;
     daemon)      step daemon 400 $B daemon --dir $W --results $R --mixed 10 ;;
     seed)        step seed 240 $B seed --dir $W --results $R --pages 16 ;;
     profile16)   step profile16 300 $B daemon --dir $W --results $R --profile 16gb --docs-limit 12 ;;
     test_b)      step test_b 330 python -m pytest tests/gpu/test_b_daemon_gpu.py -q -p no:cacheprovider -rA ;;
-    test_a)      step test_a 330 python -m pytest tests/gpu/test_a_vllm_engine_gpu.py -q -p no:cacheprovider -rA ;;
+    test_a)      step test_a 420 python -m pytest tests/gpu/test_a_vllm_engine_gpu.py -q -p no:cacheprovider -rA -s ;;
+    test_d)      step test_d 420 python -m pytest tests/gpu/test_d_pixtral_modes_gpu.py -q -p no:cacheprovider -rA ;;
     engine_fp8)  step engine_fp8 240 $B engine-async --dir $W --results $R --kv-dtype fp8 ;;
     daemon_fp8)  step daemon_fp8 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
     engine_4096) step engine_4096 240 $B engine-async --dir $W --results $R --mbt 4096 ;;

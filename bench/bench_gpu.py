@@ -171,14 +171,15 @@ def patch_engine(args: argparse.Namespace) -> None:
     patch_pixtral_attention(resolve_mode(args.pixtral_patch))
 
 
-def engine_facts(args: argparse.Namespace, vllm_config: Any, greedy: bool = False) -> dict[str, Any]:
-    """What an engine row (vLLM in this process) really ran with."""
+def engine_facts(args: argparse.Namespace, vllm_config: Any, kw: dict[str, Any], greedy: bool = False) -> dict[str, Any]:
+    """What an engine row (vLLM in this process) really ran with; ``kw``: the arguments it gave vLLM."""
     from rowfacts import engine_log_facts, own_log_text, patch_applied
 
     from daemon.engines.vllm_engine import settings_in_force
 
     return {"patch": patch_applied(Path(args.marker)), "in_force": settings_in_force(vllm_config),
-            "engine_log": engine_log_facts(own_log_text()), "sampling": sampling_fields(args, greedy)}
+            "engine_log": engine_log_facts(own_log_text()), "sampling": sampling_fields(args, greedy),
+            "vllm_args": {k: v if isinstance(v, (bool, int, float, str, type(None))) else str(v) for k, v in kw.items()}}
 
 
 def load_pages(args: argparse.Namespace) -> list[Any]:
@@ -290,7 +291,7 @@ def row_engine(args: argparse.Namespace) -> None:
     toks = sum(len(o.outputs[0].token_ids) for o in outs)
     record(args, {"row": "engine", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                   "out_tokens_total": toks, "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1)},
-           engine_facts(args, getattr(llm.llm_engine, "vllm_config", None)))
+           engine_facts(args, getattr(llm.llm_engine, "vllm_config", None), kw))
 
 
 def row_engine_async(args: argparse.Namespace) -> None:
@@ -386,11 +387,11 @@ def row_engine_async(args: argparse.Namespace) -> None:
         record(args, {"row": row_name, "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
                       "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "engine_start_s": round(t_start, 1),
                       "no_resize": bool(args.no_resize),
-                      "inputs_ready_s": ready}, engine_facts(args, getattr(llm, "vllm_config", None), args.greedy))
+                      "inputs_ready_s": ready}, engine_facts(args, getattr(llm, "vllm_config", None), kw, args.greedy))
         if args.sampler_trace:
             await asyncio.sleep(1)
             record(args, {"row": "engine-async-sampler-trace", "pages": len(pages),
-                          **summarise_sampler_trace(args.sampler_trace, traced_before)}, engine_facts(args, getattr(llm, "vllm_config", None), args.greedy))
+                          **summarise_sampler_trace(args.sampler_trace, traced_before)}, engine_facts(args, getattr(llm, "vllm_config", None), kw, args.greedy))
         if args.phases:
             await phases(llm, prompt, pages, dt, one, rendered_at)
         llm.shutdown()
@@ -451,7 +452,7 @@ def row_engine_async(args: argparse.Namespace) -> None:
             mark(name.removesuffix("_s"), "end")
             split[name] = round(time.time() - t, 2)
             split[name.removesuffix("_s") + "_inputs_ready_s"] = _first_median_last([x - t for x in rendered_at])
-        record(args, split, engine_facts(args, getattr(llm, "vllm_config", None), args.greedy))
+        record(args, split, engine_facts(args, getattr(llm, "vllm_config", None), kw, args.greedy))
 
     asyncio.run(main())
 

@@ -110,7 +110,7 @@ def daemon_facts(cfg: Any, cpu_count: int | None = None) -> dict[str, Any]:
 #: Keys of a row that are settings or provenance, not figures (left out of the report's notes).
 SETTING_KEYS = frozenset({
     "row", "pages", "date", "run", "commit", "machine", "mbt", "seqs", "out_tokens", "profile", "patch", "patch_asked",
-    "kv", "attn", "block", "render_nice", "in_force", "engine_log", "sampling", "daemon", "page_guards", "client",
+    "kv", "attn", "block", "render_nice", "in_force", "engine_log", "sampling", "daemon", "page_guards", "client", "vllm_args",
 })
 
 

@@ -26,7 +26,6 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   warm-up is logged and does not stop the start.
 - ``close(drain_timeout)`` stops taking pages, waits for in-flight ones up to ``drain_timeout``,
   then fails the rest with ``EngineDeadError`` (the pipeline re-queues them) and stops vLLM.
-
 - ``start()`` patches vLLM's Pixtral vision encoder (``daemon.engines.pixtral_patch``, mode
   ``engine.vllm.pixtral_patch``) before vLLM forks the engine core, which inherits the patch.
 - ``engine.debug`` (benchmarks only): ``ignore_eos`` (every page decodes ``max_tokens``),
@@ -37,8 +36,10 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   ``vLLM settings in force: {json}`` for the bench rows.
 
 Over 500 lines because the engine and its supervisor (restart, isolation of a suspect page, hang
-watch) share the state of one event loop (generation, in-flight attempts); the page policy and the
-encoder patch, which do not, live in their own modules.
+watch) share the state of one event loop (generation, in-flight attempts), and the pure functions
+that say what this engine asks of vLLM (``engine_args``, ``sampling_kwargs``, ``settings_in_force``;
+~150 lines, unit-tested) sit at the top; the page policy and the encoder patch, which share no
+state with it, live in their own modules.
 """
 
 from __future__ import annotations

@@ -691,7 +691,8 @@ def row_daemon(args: argparse.Namespace) -> None:
     finally:
         _stop(proc, signal.SIGTERM, 90)
         log.close()
-        shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}{_attn_tag(args)}.log")
+        prefix = getattr(args, "row_name", "daemon")  # serve rows: their own copy, not the daemon row's
+        shutil.copy(work / "daemon.log", Path(args.results).parent / f"{prefix}-{args.profile or 'default'}-{args.kv_dtype}{_attn_tag(args)}.log")
 
 
 def daemon_row_facts(args: argparse.Namespace, conf: Path, work: Path) -> dict[str, Any]:

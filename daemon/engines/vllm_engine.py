@@ -44,7 +44,9 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   (``CoreEngineProcManager.monitor_engine_liveness``: "any engine exit currently triggers a
   shutdown"); the requests then fail with vLLM's ``EngineDeadError`` and this engine's supervisor
   restarts the whole ``AsyncLLM`` and re-submits every page, as with one GPU. Back-pressure
-  (``max_pages_in_flight``) and the warm-up batch apply per core (multiplied by N).
+  (``max_pages_in_flight``) and the warm-up batch apply per core (multiplied by N). The hang watch
+  sees the engine as a whole: a core that hangs (alive, no progress) while the others finish
+  pages is not detected; its pages wait until it dies or the daemon stops.
   Chosen over N ``AsyncLLM``s in this process (N frontends, N renderer pools, our own balancer and
   N supervisors, all home-made) and over one daemon per GPU (N journals and inbox watchers fighting
   over the same folders, or a split of the inboxes by hand): vLLM's balancer sees each core's

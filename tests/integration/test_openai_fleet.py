@@ -115,7 +115,7 @@ def test_server_down_at_start_joins_when_it_comes_up(servers: list[Server], tmp_
     eng = OpenAIEngine(fleet_cfg(a.url, gone.url))
     eng.start()  # one of two answers: the engine starts, B begins down
     try:
-        assert eng.stats[f"http://127.0.0.1:{gone.port}"]["downs"] == 1
+        assert eng.stats[f"http://127.0.0.1:{gone.port}"]["downs"] >= 1  # down from the start
         assert [f.result(timeout=60).text.split()[0] for f in [eng.submit(page(i)) for i in range(8)]] == ["A"] * 8
         b = Server("B", tmp_path / "b.log", port=gone.port)
         servers.append(b)

@@ -48,6 +48,7 @@ ROOT=""
 DO_APT=1
 DO_START=1
 GPU=auto
+GPU_LINES_DIR=""
 PYTHON=""   # default chosen after the apt step (see there)
 PIP_ARGS=()
 
@@ -100,10 +101,41 @@ while [ $# -gt 0 ]; do
     --python=*) PYTHON=${1#--python=}; shift ;;
     --pip-args) [ $# -ge 2 ] || die "--pip-args needs a value"; read -r -a PIP_ARGS <<<"$2"; shift 2 ;;
     --pip-args=*) read -r -a PIP_ARGS <<<"${1#--pip-args=}"; shift ;;
+    # internal (tests): print the GPU drop-in's extra lines for the device nodes under DIR, exit
+    --gpu-device-lines) [ $# -ge 2 ] || die "--gpu-device-lines needs a directory"; GPU_LINES_DIR=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option: $1" ;;
   esac
 done
+
+# The lines the GPU drop-in gets beyond its template (which allows /dev/nvidia0): one DeviceAllow=
+# per further GPU node (/dev/nvidia1, /dev/nvidia2, ...: vLLM's data parallelism opens them all)
+# and, where the nodes are not world-accessible (e.g. root:video 0660), the group that may open them.
+# With N > 1 GPUs the host-memory limits grow by 12 GiB per further GPU: each engine core is its own
+# process with its own CUDA context, torch and pinned buffers (an estimate: tests/gpu/test_e logs
+# the engine cores' resident memory); the template's figures are for one.
+gpu_device_lines() {  # gpu_device_lines DEVDIR
+  local dev mode group n=0
+  for dev in "$1"/nvidia[0-9]*; do
+    [ -e "$dev" ] || continue
+    case ${dev##*/nvidia} in *[!0-9]*) continue ;; esac  # nvidia0-style nodes only
+    n=$((n + 1))
+    [ "${dev##*/}" != nvidia0 ] || continue
+    echo "DeviceAllow=$dev rw"
+  done
+  if [ $n -gt 1 ]; then
+    echo "MemoryHigh=$((28 + 12 * (n - 1)))G"
+    echo "MemoryMax=$((32 + 12 * (n - 1)))G"
+  fi
+  if [ -e "$1/nvidiactl" ]; then
+    mode=$(stat -c %a "$1/nvidiactl")
+    group=$(stat -c %G "$1/nvidiactl")
+    if [ $(( ${mode: -1} & 6 )) -ne 6 ] && [ "$group" != root ]; then
+      echo "SupplementaryGroups=$group"
+    fi
+  fi
+}
+if [ -n "$GPU_LINES_DIR" ]; then gpu_device_lines "$GPU_LINES_DIR"; exit 0; fi
 
 if [ -n "$ROOT" ]; then
   mkdir -p "$ROOT"
@@ -299,20 +331,9 @@ DROPIN=$UNIT_DIR/ocr-daemon.service.d/gpu.conf
 if [ $WITH_GPU = 1 ]; then
   mkdir -p "$UNIT_DIR/ocr-daemon.service.d"
   stage_paths "$REPO_DIR/systemd/ocr-daemon.service.d/gpu.conf" "$TMP/gpu.conf"
-  # The template allows /dev/nvidia0; open every further GPU of this machine as well.
-  for dev in /dev/nvidia[0-9]*; do
-    [ -e "$dev" ] && [ "$dev" != /dev/nvidia0 ] || continue
-    echo "DeviceAllow=$dev rw" >>"$TMP/gpu.conf"
-  done
-  # Most drivers create the nodes 0666; where they are group-only (e.g. root:video 0660) the
-  # service user needs that group.
-  if [ -e /dev/nvidiactl ]; then
-    mode=$(stat -c %a /dev/nvidiactl)
-    group=$(stat -c %G /dev/nvidiactl)
-    if [ $(( ${mode: -1} & 6 )) -ne 6 ] && [ "$group" != root ]; then
-      echo "SupplementaryGroups=$group" >>"$TMP/gpu.conf"
-    fi
-  fi
+  # The template allows /dev/nvidia0; open every further GPU of this machine as well. Most
+  # drivers create the nodes 0666; where they are group-only the service user needs that group.
+  gpu_device_lines /dev >>"$TMP/gpu.conf"
   install -m 0644 "$TMP/gpu.conf" "$DROPIN"
   log "unit: GPU drop-in $DROPIN"
 elif [ -e "$DROPIN" ]; then

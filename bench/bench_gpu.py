@@ -94,6 +94,8 @@ def cfg_for(args: argparse.Namespace) -> Any:
         "gpu_memory_utilization": args.gpu_util,
         "max_pages_in_flight": args.in_flight,
         "kv_cache_dtype": args.kv_dtype,
+        # one GPU unless the row asks (--dp): a row's GPU count is a setting it names
+        "data_parallel_size": args.dp if args.dp else "auto",
         **_attn_settings(args),
     }
     if args.profile:
@@ -138,9 +140,10 @@ def _attn_tag(args: argparse.Namespace) -> str:
 
 
 def engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    from daemon.engines.vllm_engine import engine_args
+    from daemon.engines.vllm_engine import data_parallel_size, engine_args
 
-    kw = engine_args(cfg_for(args))
+    cfg = cfg_for(args)
+    kw = engine_args(cfg, dp_size=data_parallel_size(cfg))
     kw["disable_log_stats"] = True
     return kw
 
@@ -200,7 +203,7 @@ def record(args: argparse.Namespace, row: dict[str, Any], facts: dict[str, Any])
         commit=git_commit(), machine=_gpu_name(),
         mbt=args.mbt, seqs=args.seqs, out_tokens=args.out_tokens, profile=args.profile or "default",
         patch_asked=resolve_mode(args.pixtral_patch), kv=args.kv_dtype,
-        attn=args.attn, block=_block_size(args), render_nice=args.render_nice if args.render_nice >= 0 else "auto",
+        attn=args.attn, block=_block_size(args), dp=args.dp or "auto", render_nice=args.render_nice if args.render_nice >= 0 else "auto",
     )
     row.update(facts)
     print("RESULT", json.dumps(row), flush=True)
@@ -585,7 +588,11 @@ def daemon_config(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
                             "kv_cache_dtype": args.kv_dtype, "pixtral_patch": args.pixtral_patch, **_attn_settings(args),
-                            **({"profile": args.profile} if args.profile else {})}},
+                            "data_parallel_size": args.dp if args.dp else "auto",
+                            **({"profile": args.profile} if args.profile else {})},
+                   # engine.kind openai (bench_serve.py): the server it posts to, all pages in flight
+                   **({"openai": {"base_urls": [args.openai_url], "concurrency": args.in_flight, "timeout": 1800}}
+                      if args.engine_kind == "openai" else {})},
         "inboxes": [{"path": str(work / "inbox"), "stability_delay": 0.5}],
         "routes": [{"name": "all", "formats": ["txt", "md", "json"], "destination": str(work / "out")}],
     }
@@ -677,14 +684,15 @@ def row_daemon(args: argparse.Namespace) -> None:
         mixed: dict[str, Any] = {}
         if args.mixed:
             mixed = _mixed_probe(args, work, proc)
-        record(args, {**mixed, **extra, "row": "daemon", "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
+        record(args, {**mixed, **extra, "row": getattr(args, "row_name", "daemon"), "pages": n_pages, "docs": len(staged), "seconds": round(dt, 2),
                       "pages_per_s": round(n_pages / dt, 3), "gpu_mem_peak_mib": mem.peak, "ready_s": round(t_ready, 1),
                       "idle_latency_s": [round(x, 2) for x in lat], "failed": len(failed),
                       "stability_delay_s": 0.5, "doc_workers": args.doc_workers}, daemon_row_facts(args, conf, work))
     finally:
         _stop(proc, signal.SIGTERM, 90)
         log.close()
-        shutil.copy(work / "daemon.log", Path(args.results).parent / f"daemon-{args.profile or 'default'}-{args.kv_dtype}{_attn_tag(args)}.log")
+        prefix = getattr(args, "row_name", "daemon")  # serve rows: their own copy, not the daemon row's
+        shutil.copy(work / "daemon.log", Path(args.results).parent / f"{prefix}-{args.profile or 'default'}-{args.kv_dtype}{_attn_tag(args)}.log")
 
 
 def daemon_row_facts(args: argparse.Namespace, conf: Path, work: Path) -> dict[str, Any]:
@@ -810,7 +818,7 @@ def report(args: argparse.Namespace) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
-    ap.add_argument("row", choices=["pages", "engine", "engine-async", "vllm-engine", "daemon", "seed", "report"])
+    ap.add_argument("row", choices=["pages", "engine", "engine-async", "vllm-engine", "daemon", "seed", "serve", "report"])
     ap.add_argument("--dir", default="/tmp/benchwork")
     ap.add_argument("--model", default="/tmp/dummymodel")
     ap.add_argument("--results", default="/tmp/benchwork/results.jsonl")
@@ -854,6 +862,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--render-workers", type=int, default=0)
     ap.add_argument("--render-nice", type=int, default=-1, help="daemon row: daemon.render_nice (-1 = the daemon's default)")
     ap.add_argument("--engine-kind", default="vllm", help="daemon row: engine (tesseract for a CPU dry run)")
+    ap.add_argument("--serve-port", type=int, default=8790, help="serve row: the vllm serve port (bench_serve.py)")
+    ap.add_argument("--dp", type=int, default=1, help="engine.vllm.data_parallel_size of the row (0 = auto: every visible GPU)")
     return ap
 
 
@@ -874,7 +884,13 @@ def main() -> None:
             write_dummy_model(Path(args.model))
     Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     {"pages": make_pages, "engine": row_engine, "engine-async": row_engine_async, "vllm-engine": row_vllm_engine,
-     "daemon": row_daemon, "seed": row_seed, "report": report}[args.row](args)
+     "daemon": row_daemon, "seed": row_seed, "serve": _row_serve, "report": report}[args.row](args)
+
+
+def _row_serve(args: argparse.Namespace) -> None:
+    from bench_serve import row_serve
+
+    row_serve(args)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ W=/tmp/bw; R=$OUT/results.jsonl
 # A row killed by its time limit can leave its daemon (and that daemon's engine core, holding most of
 # the GPU's memory) behind: the next row's engine then cannot start. Kill them all between rows.
 cleanup() {
-  pkill -9 -f '[V]LLM::' 2>/dev/null; pkill -9 -f '[v]llm serve' 2>/dev/null
+  pkill -9 -f '[V]LLM::' 2>/dev/null; pkill -9 -f '[v]llm serve' 2>/dev/null; pkill -9 -f '[d]aemon.engines.serve' 2>/dev/null
   pkill -9 -f '[d]aemon run' 2>/dev/null; pkill -9 -f '[m]ultiprocessing.forkserver' 2>/dev/null; sleep 2
 }
 B="python bench/bench_gpu.py"
@@ -117,6 +117,19 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     engine_fp8)  step engine_fp8 240 $B engine-async --dir $W --results $R --kv-dtype fp8 ;;
     daemon_fp8)  step daemon_fp8 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
     engine_4096) step engine_4096 240 $B engine-async --dir $W --results $R --mbt 4096 ;;
+    # issue 18 (scale-out). serve / serve_patched: one vllm serve with the daemon's fp8 settings
+    # (daemon.engines.serve), vLLM's own encoder / the varlen patch in its engine core; rows
+    # <tag>_client (256 pages posted at once, the server's /metrics split) and <tag>_daemon
+    # (the daemon, engine.kind openai, on that server). Put engine_fp8 daemon_fp8 in the same run.
+    serve)       step serve 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch off ;;
+    serve_patched) step serve_patched 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch varlen --serve-port 8791 ;;
+    cpu_cost)    step cpu_cost 240 python bench/bench_cpu_cost.py --results $R ;;
+    test_e)      step test_e 420 python -m pytest tests/gpu/test_e_data_parallel_gpu.py -q -p no:cacheprovider -rA -s ;;
+    test_f)      step test_f 900 python -m pytest tests/gpu/test_f_openai_fleet_gpu.py -q -p no:cacheprovider -rA -s ;;
+    # issue 19 (two or more GPUs; on one GPU the engine refuses to start): vLLM's data parallelism
+    # over 2 GPUs, the in-process engine and the daemon; compare with engine_fp8 / daemon_fp8
+    engine_dp2)  step engine_dp2 300 $B engine-async --dir $W --results $R --kv-dtype fp8 --dp 2 ;;
+    daemon_dp2)  step daemon_dp2 400 $B daemon --dir $W --results $R --kv-dtype fp8 --dp 2 ;;
   esac
   cleanup
   $B report --results $R > $OUT/report.md 2>&1

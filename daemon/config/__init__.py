@@ -101,6 +101,16 @@ class VllmCfg(Strict):
     hang_timeout: float = Field(300.0, gt=0, description="seconds without progress = engine hung")
     # daemon.engines.pixtral_patch; $OCR_DAEMON_PIXTRAL_PATCH, when set, wins
     pixtral_patch: Literal["varlen", "per_image", "off"] = "varlen"
+    # vLLM's own data parallelism: one engine core per GPU inside the one AsyncLLM (its load
+    # balancer spreads the pages); "auto" = every visible GPU (vllm_engine.visible_gpu_count)
+    data_parallel_size: Literal["auto"] | int = Field("auto", description="engine cores (GPUs); auto = all visible")
+
+    @field_validator("data_parallel_size", mode="before")
+    @classmethod
+    def _dp_size(cls, v: Any) -> Any:
+        if v != "auto" and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ValueError("data_parallel_size must be 'auto' or a whole number >= 1")
+        return v
 
 
 class PageGuardsCfg(Strict):
@@ -125,6 +135,10 @@ class OpenAICfg(Strict):
     concurrency: int = Field(32, ge=1)
     timeout: float = Field(600.0, gt=0)
     retries: int = Field(3, ge=0)
+    # a server that failed is left out for down_backoff s (doubling per failure up to
+    # down_backoff_max), then probed again with /v1/models; back in use once it answers
+    down_backoff: float = Field(1.0, gt=0)
+    down_backoff_max: float = Field(30.0, gt=0)
 
 
 class EngineCfg(Strict):

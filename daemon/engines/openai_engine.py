@@ -11,11 +11,19 @@ Contract (see ``daemon.engines.base``):
   ``cfg.openai.concurrency`` pages are unfinished (back-pressure). Each page is one request: one
   user message holding the page as a base64 PNG data URL (JPEG for large photos), no text,
   with the configured sampling. Requests go to the server with the fewest requests in flight
-  (round robin among ties), so a slow or dead server gets fewer pages.
+  (round robin among ties) among the servers that are up, so a slow server gets fewer pages.
+- Server health: a connection error, timeout or HTTP 429/5xx marks that server down for
+  ``cfg.openai.down_backoff`` seconds, doubling with each further failure up to
+  ``down_backoff_max``; a server that did not answer ``/v1/models`` at start begins down. A
+  prober thread asks a down server for ``/v1/models`` once its backoff has passed; when it
+  answers, the server is up and takes pages again (else the backoff doubles). While every server
+  is down, pages still go to the one due back first (their own retries pace them). ``stats``
+  counts requests, failures, down and back events per server.
 - Errors: connection errors, timeouts and HTTP 429/5xx are retried up to ``cfg.openai.retries``
   times with exponential backoff (0.5 s, 1 s, 2 s, ... plus jitter), each time on the
-  least-busy server; after that the page fails with ``TransientError`` (the pipeline retries the
-  document later). HTTP 400/413/422 (the server refuses this page) fail with ``InputError``.
+  least-busy server that is up; after that the page fails with ``TransientError`` (the pipeline
+  retries the document later). HTTP 400/413/422 (the server refuses this page) fail with
+  ``InputError``.
 - The page policy of ``daemon.engines.pagepolicy`` (repetition retries, banding) applies here too,
   in its blocking form (``recognise_page_sync``) in the page's worker thread.
 - ``engine.debug`` (benchmarks only): ``ignore_eos`` goes into every request body,
@@ -61,6 +69,16 @@ class _Server:
     prefix: str
     in_flight: int = 0
     failures: int = 0
+    # health: down until that monotonic time (0 = up); down_streak doubles the next backoff
+    down_until: float = 0.0
+    down_streak: int = 0
+    requests: int = 0
+    downs: int = 0
+    backs: int = 0
+
+    @property
+    def up(self) -> bool:
+        return self.down_until == 0.0
 
 
 def _parse_base(url: str) -> _Server:
@@ -127,6 +145,8 @@ class OpenAIEngine(Engine):
         self._pool: cf.ThreadPoolExecutor | None = None
         self._closed = False
         self._started = False
+        self._stop = threading.Event()
+        self._prober: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -145,8 +165,10 @@ class OpenAIEngine(Engine):
                         self.name = f"openai:{self.model}"
                 else:
                     log.warning("OpenAI server %s: /v1/models answered HTTP %s", s.base, status)
+                    self._mark_down(s, f"HTTP {status}")
             except (OSError, http.client.HTTPException, ValueError) as e:
                 log.warning("OpenAI server %s unreachable: %s", s.base, e)
+                self._mark_down(s, str(e))
         if ok == 0:
             raise FatalError(
                 "none of engine.openai.base_urls answers /v1/models: " + ", ".join(s.base for s in self.servers),
@@ -154,6 +176,8 @@ class OpenAIEngine(Engine):
             )
         # One thread per page in flight: requests block on the network, not the CPU.
         self._pool = cf.ThreadPoolExecutor(max_workers=self.cfg.openai.concurrency, thread_name_prefix="openai")
+        self._prober = threading.Thread(target=self._probe_loop, name="openai-prober", daemon=True)
+        self._prober.start()
         self._started = True
 
     def healthy(self) -> bool:
@@ -163,6 +187,7 @@ class OpenAIEngine(Engine):
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
         pending = self._pages.snapshot()
         if pending and drain_timeout > 0:
             cf.wait(pending, timeout=drain_timeout)
@@ -170,6 +195,8 @@ class OpenAIEngine(Engine):
             self._pool.shutdown(wait=False, cancel_futures=True)
         for f in pending:
             f.cancel()
+        if self._prober is not None:
+            self._prober.join(timeout=5)
 
     # ------------------------------------------------------------------ submission
 
@@ -199,21 +226,72 @@ class OpenAIEngine(Engine):
 
     # ------------------------------------------------------------------ HTTP
 
+    @property
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per server: requests sent, failures in a row, times marked down and back up."""
+        with self._lock:
+            return {s.base: {"requests": s.requests, "failures": s.failures, "downs": s.downs, "backs": s.backs}
+                    for s in self.servers}
+
     def _pick(self, avoid: _Server | None = None) -> _Server:
-        """Least requests in flight (fewest recent failures breaks ties), round robin among equals."""
+        """Least requests in flight among the servers that are up (fewest recent failures breaks
+        ties), round robin among equals; when none is up, the one due back first."""
         with self._lock:
             self._rr += 1
             n = len(self.servers)
             order = [self.servers[(self._rr + i) % n] for i in range(n)]
-            cands = [x for x in order if x is not avoid] or order
-            best = min(cands, key=lambda x: (x.in_flight, x.failures))
+            up = [x for x in order if x.up]
+            if up:
+                cands = [x for x in up if x is not avoid] or up
+                best = min(cands, key=lambda x: (x.in_flight, x.failures))
+            else:
+                best = min(order, key=lambda x: x.down_until)
             best.in_flight += 1
+            best.requests += 1
             return best
 
-    def _release(self, s: _Server, ok: bool) -> None:
+    def _release(self, s: _Server, ok: bool, why: str = "") -> None:
         with self._lock:
             s.in_flight -= 1
             s.failures = 0 if ok else min(s.failures + 1, 10)
+        if not ok:
+            self._mark_down(s, why)
+
+    def _mark_down(self, s: _Server, why: str, probe: bool = False) -> None:
+        """Down for the next backoff; ``probe``: the prober's failed probe (it is down already)."""
+        o = self.cfg.openai
+        with self._lock:
+            if not probe and not s.up and time.monotonic() < s.down_until:
+                return  # already down: concurrent failures of one outage count once
+            backoff = min(o.down_backoff * (2**s.down_streak), o.down_backoff_max)
+            s.down_streak = min(s.down_streak + 1, 30)
+            s.down_until = time.monotonic() + backoff
+            s.downs += 1
+        log.warning("OpenAI server %s down (%s); probing it again in %.1f s", s.base, why, backoff)
+
+    def _probe_loop(self) -> None:
+        """Ask each down server whose backoff has passed for /v1/models; up again if it answers."""
+        while not self._stop.is_set():
+            now = time.monotonic()
+            with self._lock:
+                due = [s for s in self.servers if not s.up and s.down_until <= now]
+                waits = [s.down_until - now for s in self.servers if not s.up and s.down_until > now]
+            for s in due:
+                if self._stop.is_set():
+                    return
+                try:
+                    status, _ = self._http(s, "GET", "/v1/models", None, timeout=min(5.0, self.cfg.openai.timeout))
+                    ok, why = status == 200, f"HTTP {status}"
+                except (OSError, http.client.HTTPException) as e:
+                    ok, why = False, str(e)
+                if ok:
+                    with self._lock:
+                        s.down_until, s.down_streak, s.failures = 0.0, 0, 0
+                        s.backs += 1
+                    log.info("OpenAI server %s answers again: back in use", s.base)
+                else:
+                    self._mark_down(s, f"probe: {why}", probe=True)
+            self._stop.wait(min([0.5, *waits]) if waits else 0.5)
 
     def _http(self, s: _Server, method: str, path: str, body: bytes | None, timeout: float) -> tuple[int, bytes]:
         conn_cls = http.client.HTTPSConnection if s.scheme == "https" else http.client.HTTPConnection
@@ -240,6 +318,7 @@ class OpenAIEngine(Engine):
                 raise EngineDeadError("the openai engine is closed")
             s = self._pick(avoid=prev)
             ok = False
+            why = ""
             try:
                 status, data = self._http(s, "POST", "/v1/chat/completions", body, o.timeout)
                 if status == 200:
@@ -256,10 +335,12 @@ class OpenAIEngine(Engine):
                     ok = True  # the server is fine; this page is not
                     raise InputError(f"the OCR server refused the page (HTTP {status}): {msg}")
                 last = _HTTPFailure(status, f"HTTP {status} from {s.base}: {msg}")
+                why = f"HTTP {status}"
             except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError) as e:
                 last = e
+                why = f"{type(e).__name__}: {e}"
             finally:
-                self._release(s, ok)
+                self._release(s, ok, why)
             prev = s
             if attempt < o.retries:
                 delay = self.backoff_base * (2**attempt) * (1 + random.random() * 0.25)

@@ -31,6 +31,27 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
 - ``engine.debug`` (benchmarks only): ``ignore_eos`` (every page decodes ``max_tokens``),
   ``page_guards: false``, ``vllm_args`` merged last into vLLM's engine arguments,
   ``pixtral_marker`` (a file the engine core notes the encoder patch in: ``pixtral_patch.mark``).
+- Several GPUs (``engine.vllm.data_parallel_size``, ``auto`` = every visible GPU counted without
+  touching CUDA: ``visible_gpu_count``): vLLM's own data parallelism inside the one ``AsyncLLM``.
+  With ``data_parallel_size`` N > 1 vLLM 0.26 starts N engine-core processes
+  (``CoreEngineProcManager``, backend ``mp``) plus its DP coordinator, and the frontend's
+  ``DPLBAsyncMPClient`` sends each request to the core with the lowest ``4*waiting + running``
+  (stats from the coordinator every 100 ms); for a dense model like this one the cores are
+  independent (``EngineCoreProc``, no collective). Core i runs on visible device i
+  (``gpu_worker.init_device``: local rank + DP local rank, asserted below the device count), so
+  two ranks cannot share one GPU (``--device-ids`` refuses duplicates). Priorities apply inside
+  each core's scheduler. vLLM ends every core when one dies
+  (``CoreEngineProcManager.monitor_engine_liveness``: "any engine exit currently triggers a
+  shutdown"); the requests then fail with vLLM's ``EngineDeadError`` and this engine's supervisor
+  restarts the whole ``AsyncLLM`` and re-submits every page, as with one GPU. Back-pressure
+  (``max_pages_in_flight``) and the warm-up batch apply per core (multiplied by N). The hang watch
+  sees the engine as a whole: a core that hangs (alive, no progress) while the others finish
+  pages is not detected; its pages wait until it dies or the daemon stops.
+  Chosen over N ``AsyncLLM``s in this process (N frontends, N renderer pools, our own balancer and
+  N supervisors, all home-made) and over one daemon per GPU (N journals and inbox watchers fighting
+  over the same folders, or a split of the inboxes by hand): vLLM's balancer sees each core's
+  queue, and a single journal/pipeline keeps ordering and priorities. Its cost: one frontend (this
+  process's input processing) feeds every core, and one core's death restarts them all.
 - After each engine (re)start, ``in_force`` holds what vLLM made of the arguments
   (``settings_in_force``: block size, KV dtype, batch limits...), also logged as one line
   ``vLLM settings in force: {json}`` for the bench rows.
@@ -79,11 +100,53 @@ GIB = 1 << 30
 FP8_BLOCK_SIZE = 64
 
 
-def engine_args(cfg: EngineCfg, cpu_count: int | None = None) -> dict[str, Any]:
+def visible_gpu_count(environ: dict[str, str] | None = None, proc_gpus: Path = Path("/proc/driver/nvidia/gpus"),
+                      dev: Path = Path("/dev")) -> int:
+    """NVIDIA GPUs this process may use, counted without initialising CUDA (pure given its inputs).
+
+    CUDA must stay uninitialised in the daemon's process: vLLM forks its engine cores only while
+    it is (``vllm.utils.system_utils._maybe_force_spawn`` switches to spawn once CUDA is
+    initialised), and the Pixtral encoder patch reaches the engine cores by that fork. So this
+    reads ``CUDA_VISIBLE_DEVICES`` (set: its entries up to the first empty or negative one, as
+    CUDA reads it; set but empty: none) and else counts the driver's GPUs
+    (``/proc/driver/nvidia/gpus/*``, else the ``/dev/nvidiaN`` nodes). At least 1.
+    """
+    env = os.environ if environ is None else environ
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        n = 0
+        for part in cvd.split(","):
+            part = part.strip()
+            if not part or part.startswith("-"):
+                break
+            n += 1
+        return max(1, n)
+    try:
+        n = sum(1 for p in proc_gpus.iterdir() if p.is_dir())
+    except OSError:
+        n = 0
+    if n == 0:
+        try:
+            n = sum(1 for p in dev.iterdir() if p.name.startswith("nvidia") and p.name[6:].isdigit())
+        except OSError:
+            n = 0
+    return max(1, n)
+
+
+def data_parallel_size(cfg: EngineCfg, environ: dict[str, str] | None = None) -> int:
+    """``engine.vllm.data_parallel_size`` resolved: ``auto`` = ``visible_gpu_count()``."""
+    dp = cfg.vllm.data_parallel_size
+    return visible_gpu_count(environ) if dp == "auto" else int(dp)
+
+
+def engine_args(cfg: EngineCfg, cpu_count: int | None = None, dp_size: int = 1) -> dict[str, Any]:
     """Keyword arguments for ``vllm.AsyncEngineArgs`` from the config (pure; unit-tested).
 
     The ``16gb`` profile fixes a KV-cache byte budget instead of a fraction of the card, and
     smaller batch limits, so that the whole process stays within 16 GiB whatever card it runs on.
+    ``dp_size`` (``data_parallel_size(cfg)``) > 1 asks vLLM for that many engine cores, one per
+    GPU (``data_parallel_size``, backend ``mp``, vLLM's internal load balancer); every per-core
+    setting (KV budget, batch limits, memory fraction, the 16 GB profile) then applies per GPU.
     """
     v = cfg.vllm
     cpus = cpu_count or os.cpu_count() or 2
@@ -129,6 +192,11 @@ def engine_args(cfg: EngineCfg, cpu_count: int | None = None) -> dict[str, Any]:
         args["renderer_num_workers"] = max(1, min(4, cpus // 2))
     if "kv_cache_memory_bytes" in args:
         args.pop("gpu_memory_utilization")
+    if dp_size > 1:
+        # One frontend (this process, its renderer pool) feeds every core: more render threads.
+        args["data_parallel_size"] = dp_size
+        args["data_parallel_backend"] = "mp"
+        args["renderer_num_workers"] = max(args["renderer_num_workers"], min(16, cpus // 2))
     args.update(cfg.debug.vllm_args)  # benchmarks' logging switches
     return args
 
@@ -167,6 +235,7 @@ def settings_in_force(vllm_config: Any) -> dict[str, Any]:
         "max_num_seqs": ("scheduler_config", "max_num_seqs"),
         "scheduling_policy": ("scheduler_config", "policy"),
         "max_model_len": ("model_config", "max_model_len"),
+        "data_parallel_size": ("parallel_config", "data_parallel_size"),
         "dtype": ("model_config", "dtype"),
         "enforce_eager": ("model_config", "enforce_eager"),
         # None when vLLM picks the kernel in the engine core (logged there: "Using X attention backend")
@@ -241,7 +310,9 @@ class VllmEngine(Engine):
         self.cfg = engine_cfg
         self.name = f"vllm:{engine_cfg.model}"
         self.policy = PagePolicy.from_config(engine_cfg)
-        self.max_in_flight = engine_cfg.vllm.max_pages_in_flight
+        #: engine cores (GPUs) of vLLM's data parallelism; the page bound applies per core
+        self.dp_size = data_parallel_size(engine_cfg)
+        self.max_in_flight = engine_cfg.vllm.max_pages_in_flight * self.dp_size
         self._pages = InFlight(self.max_in_flight)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -324,7 +395,7 @@ class VllmEngine(Engine):
         from vllm import AsyncEngineArgs
         from vllm.v1.engine.async_llm import AsyncLLM
 
-        kwargs = engine_args(self.cfg)
+        kwargs = engine_args(self.cfg, dp_size=self.dp_size)
         log.info("starting vLLM: %s", kwargs)
         try:
             llm = AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs))
@@ -371,7 +442,8 @@ class VllmEngine(Engine):
         it is paid by one renderer thread instead of by all of them at once, and the log tells
         that cost apart from the batch's.
         """
-        n = self.warmup_pages
+        # vLLM's load balancer spreads the batch: every core gets its batch of warmup_pages
+        n = self.warmup_pages * self.dp_size
         if n <= 0:
             return
         img = self.warmup_image()

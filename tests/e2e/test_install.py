@@ -283,9 +283,9 @@ def test_gpu_install_adds_the_dropin(install: Staged) -> None:
         assert text.startswith(staged(s.root, src))
         assert f"HF_HOME={s.root}/var/lib/ocr-daemon/huggingface" in text
         # One extra DeviceAllow line per further GPU of this machine (and the nodes' group where
-        # they are not world-accessible), nothing else added.
+        # they are not world-accessible; host-memory limits for several GPUs), nothing else added.
         extra = text[len(staged(s.root, src)):].splitlines()
-        assert all(re.fullmatch(r"DeviceAllow=/dev/nvidia[1-9][0-9]* rw|SupplementaryGroups=\S+", line)
+        assert all(re.fullmatch(r"DeviceAllow=/dev/nvidia[1-9][0-9]* rw|SupplementaryGroups=\S+|Memory(High|Max)=\d+G", line)
                    for line in extra), extra
         v = subprocess.run(["systemd-analyze", "verify", str(s.unit)], capture_output=True, text=True,
                            timeout=120, env={**os.environ, "SYSTEMD_LOG_COLOR": "0"})

@@ -506,7 +506,7 @@ def _daemon_config(args: argparse.Namespace, work: Path) -> Path:
     cfg = {
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
-                   "rescan_interval": 3600, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
+                   "rescan_interval": 3600, "http": None, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
         "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,

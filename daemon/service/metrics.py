@@ -218,8 +218,9 @@ class Metrics:
         out = []
         for i, n in enumerate(slots):
             start = first + i * step
-            width = min(step, max(1e-9, now - start)) if i == len(slots) - 1 else step
-            out.append({"start": start, "pages": float(n), "pages_per_second": n / width})
+            # the time the daemon really ran in this slot (it started, or the slot is running)
+            width = min(start + step, now) - max(start, self.started)
+            out.append({"start": start, "pages": float(n), "pages_per_second": n / width if width > 0 else 0.0})
         return out
 
     def progress(self) -> dict[int, DocProgress]:

@@ -194,11 +194,8 @@ class HttpEndpoint:
 
     def status(self) -> dict[str, Any]:
         svc = self.svc
-        try:
-            counts = svc.journal.counts()
-            fails = svc.journal.recent_failures(10)
-        finally:
-            svc.journal.close()  # this request thread's connection
+        counts = svc.journal.counts()
+        fails = svc.journal.recent_failures(10)
         problems = ready_problems(svc)
         return {
             # what `ocr-daemon status --json` prints (tests compare the two)
@@ -282,12 +279,9 @@ class HttpEndpoint:
     def upload_state(self, up: Upload) -> dict[str, Any]:
         """Where an upload is: settling, queued, processing (with progress), done, failed..."""
         row = None
-        try:
-            found = self.svc.journal.find(up.path)
-            if found is not None and float(found["created"]) >= up.created - 1:
-                row = found
-        finally:
-            self.svc.journal.close()
+        found = self.svc.journal.find(up.path)
+        if found is not None and float(found["created"]) >= up.created - 1:
+            row = found
         out: dict[str, Any] = {"name": up.name, "inbox": up.inbox, "path": display(up.path)}
         if row is None:
             out["state"] = "settling"
@@ -383,6 +377,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _html(self, code: int, page: str) -> None:
         self._send(code, page.encode("utf-8"), "text/html; charset=utf-8")
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        finally:
+            # Each request thread opened its own journal connection (the journal keeps one per
+            # thread); close it before the thread waits for the next request or ends.
+            self.ep.svc.journal.close()
 
     def do_HEAD(self) -> None:
         self.do_GET()

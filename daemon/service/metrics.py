@@ -316,10 +316,8 @@ class ServiceCollector(Collector):
         docs = GaugeMetricFamily("ocr_daemon_documents", "Documents in the journal, by state", labels=["state"])
         try:
             counts = svc.journal.counts()
-        except Exception:
+        except Exception:  # a busy or broken journal must not break the scrape
             counts = {}
-        finally:
-            svc.journal.close()  # this scrape thread's connection (each request runs on its own thread)
         for s in DocState:
             docs.add_metric([s.value], counts.get(s.value, 0))
         yield docs

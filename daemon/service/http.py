@@ -97,6 +97,13 @@ class _TCPServer(ThreadingHTTPServer):
     daemon_threads = True
     endpoint: HttpEndpoint
 
+    def server_bind(self) -> None:
+        # HTTPServer's would look the host up with getfqdn(): a DNS query that the unit's IP
+        # firewall drops, stalling the start for its timeouts (0.0.0.0 resolves the host name).
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = str(self.server_address[0])
+        self.server_port = int(self.server_address[1])
+
 
 class _TCP6Server(_TCPServer):
     address_family = socket.AF_INET6
@@ -168,23 +175,26 @@ class HttpEndpoint:
                     self.cfg.listen, why, RETRY_BIND,
                 )
             return False
-        if self._closed.is_set():
-            server.server_close()
-            return True
-        server.endpoint = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5}, name="http", daemon=True)
-        self._thread.start()
+        with self._lock:  # close() may run meanwhile (the retry thread binds late)
+            if self._closed.is_set():
+                server.server_close()
+                return True
+            server.endpoint = self
+            self._server = server
+            self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5}, name="http", daemon=True)
+            self._thread.start()
         log.info("http endpoint listening on %s (status page, /metrics, /healthz/ready%s)", self.url,
                  ", uploads on" if self.cfg.upload else "")
         return True
 
     def close(self) -> None:
-        self._closed.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            if isinstance(self._server, _UnixServer):
+        with self._lock:
+            self._closed.set()
+            server = self._server
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+            if isinstance(server, _UnixServer):
                 with contextlib.suppress(OSError):
                     os.unlink(self.cfg.listen)
         if METRICS.service.svc is self.svc:

@@ -299,6 +299,7 @@ class HttpEndpoint:
         out.update(
             id=row["id"], state=row["state"], error=row["error"], language=row["language"], doctype=row["doctype"],
             route=row["route"], pages=row["pages"], outputs=json.loads(row["outputs"] or "[]"),
+            duplicate_of=row["duplicate_of"],
         )
         prog = next((p for p in live_progress(self.svc) if p.id == row["id"]), None)
         if prog is not None:
@@ -429,7 +430,7 @@ class _Handler(BaseHTTPRequestHandler):
                 state = self.ep.upload_state(up)
                 if fmt == "json":
                     return self._json(HTTPStatus.OK, state)
-                return self._html(HTTPStatus.OK, upload_page_html(state, self.ep.svc))
+                return self._html(HTTPStatus.OK, upload_page_html(state))
             return self._text(HTTPStatus.NOT_FOUND, "not found; try /, /status, /metrics, /healthz/live, /healthz/ready\n")
         except Exception:
             log.exception("http: %s failed", for_log(path))
@@ -661,7 +662,7 @@ complete, is journaled, OCRed and routed by <code>rules.yaml</code>. Largest fil
     return _doc("ocr-daemon: try a file", body, refresh=None)
 
 
-def upload_page_html(state: dict[str, Any], svc: Any) -> str:
+def upload_page_html(state: dict[str, Any]) -> str:
     s = state["state"]
     finished = s in ("done", "duplicate", "failed", "superseded")
     lines = [f'<h1>{_e(state["name"])}</h1>', f'<p>inbox <b>{_e(state["inbox"])}</b> · state <b id="state">{_e(s)}</b></p>']
@@ -671,9 +672,12 @@ def upload_page_html(state: dict[str, Any], svc: Any) -> str:
         lines.append(f"<p>{_progress_cell(state['progress'])}</p>")
     if state.get("error") and s in ("failed", "queued"):
         lines.append(f'<p class="reason">{_e(state["error"])}</p>')
-    if s in ("done", "duplicate"):
+    if s == "duplicate":
+        lines.append(f'<p>the same content as doc-{_e(state["duplicate_of"])}: not OCRed again; its sidecar links to the earlier outputs</p>')
+    if s == "done":
         lines.append(f'<p>language <b>{_e(state["language"])}</b> · type <b>{_e(state["doctype"])}</b> · '
                      f'route <b>{_e(state["route"])}</b> · {_e(state["pages"])} page(s)</p>')
+    if s in ("done", "duplicate"):
         outs = state.get("outputs") or []
         lines.append("<h2>Outputs</h2><ul id=\"outputs\">" + "".join(f"<li>{_e(o)}</li>" for o in outs) + "</ul>")
         text = next((o for o in outs if o.endswith(".txt")), None) or next((o for o in outs if o.endswith(".md")), None)

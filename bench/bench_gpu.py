@@ -582,7 +582,7 @@ def daemon_config(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return {
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
-                   "rescan_interval": 3600, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
+                   "rescan_interval": 3600, "http": None, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
         "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
                    "sampling": {"max_tokens": args.out_tokens}, "debug": bench_debug(args, daemon=True),
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,

@@ -39,7 +39,7 @@ def run(delay: float, runs: int, engine: str) -> list[float]:
         tmp = Path(td)
         (tmp / "inbox").mkdir()
         cfg = {
-            "daemon": {"state_dir": "state", "failed_dir": "failed", "rescan_interval": 3600},
+            "daemon": {"state_dir": "state", "failed_dir": "failed", "rescan_interval": 3600, "http": None},
             "engine": {"kind": engine},
             "inboxes": [{"path": "inbox", "stability_delay": delay}],
             "routes": [{"name": "all", "destination": "out", "formats": ["txt", "md", "json"]}],

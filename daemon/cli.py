@@ -12,8 +12,10 @@ import json
 import logging
 import os
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from daemon import __version__
 from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, filesystem_problems, load_config
@@ -47,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("once", help="process files now as if dropped into their inbox; print where outputs went")
     _add_common(p)
     p.add_argument("--engine", choices=["tesseract", "vllm", "openai"], help="override engine.kind")
+    p.add_argument("--jsonl", action="store_true", help="one JSON object per file on stdout (for scripts)")
     p.add_argument("files", nargs="+", type=Path)
 
     p = sub.add_parser("route", help="show how a file would be classified and routed (OCRs it, writes nothing)")
@@ -145,14 +148,21 @@ def cmd_once(args: argparse.Namespace) -> int:
     try:
         for f in args.files:
             path = Path(os.path.abspath(f))
+            t0 = time.monotonic()
             if not os.path.lexists(path):
-                print(f"{f}: no such file", file=sys.stderr)
+                if args.jsonl:
+                    _print_jsonl(_once_record(f, journal, None, "missing", 0.0, "no such file"))
+                else:
+                    print(f"{f}: no such file", file=sys.stderr)
                 failures += 1
                 continue
             adm = journal.admit(path, _inbox_for(cfg, path), duplicates=cfg.daemon.duplicates)
             doc = adm.document
             if adm.action == "known" and doc is not None:
                 row = journal.get(doc.id) or {}
+                if args.jsonl:
+                    _print_jsonl(_once_record(f, journal, doc.id, str(row.get("state")), 0.0, row.get("error")))
+                    continue
                 print(f"{f}: already {row.get('state')} as doc-{doc.id} (ocr-daemon requeue {f} to process it again)")
                 for o in json.loads(row.get("outputs") or "[]"):
                     print(f"  {o}")
@@ -160,11 +170,17 @@ def cmd_once(args: argparse.Namespace) -> int:
             assert doc is not None
             claimed = journal.claim(doc.id)
             if claimed is None:
-                print(f"{f}: being processed by another ocr-daemon", file=sys.stderr)
+                if args.jsonl:
+                    _print_jsonl(_once_record(f, journal, doc.id, "busy", 0.0, "being processed by another ocr-daemon"))
+                else:
+                    print(f"{f}: being processed by another ocr-daemon", file=sys.stderr)
                 failures += 1
                 continue
             outcome = pipeline.process(claimed)
-            if outcome.state in ("done", "duplicate"):
+            if args.jsonl:
+                failures += outcome.state not in ("done", "duplicate")
+                _print_jsonl(_once_record(f, journal, doc.id, outcome.state, time.monotonic() - t0, outcome.reason or None))
+            elif outcome.state in ("done", "duplicate"):
                 print(f"{f}: {outcome.state}")
                 for o in outcome.outputs or []:
                     print(f"  {o}")
@@ -178,6 +194,31 @@ def cmd_once(args: argparse.Namespace) -> int:
         pipeline.close()
         engine.close()
     return ExitCode.FAILURES if failures else ExitCode.OK
+
+
+def _once_record(
+    f: Path, journal: Any, doc_id: int | None, state: str, seconds: float, error: str | None
+) -> dict[str, Any]:
+    """``once --jsonl``: one file's line (README "Command line")."""
+    row = (journal.get(doc_id) if doc_id is not None else None) or {}
+    final = row.get("final_path")
+    return {
+        "source": str(f),
+        "state": state,  # done duplicate failed retry superseded | missing busy (not processed)
+        "language": row.get("language"),
+        "doctype": row.get("doctype"),
+        "route": row.get("route"),
+        "outputs": json.loads(row.get("outputs") or "[]"),
+        "pages": row.get("pages"),
+        "seconds": round(seconds, 3),
+        "error": error,
+        "id": doc_id,
+        "source_now": str(final) if final is not None and final != row.get("path") else None,
+    }
+
+
+def _print_jsonl(rec: dict[str, Any]) -> None:
+    print(json.dumps(rec, ensure_ascii=False), flush=True)
 
 
 def cmd_route(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ stage's internals.
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ class Candidate:
 
     path: Path
     inbox: str
+    # when the watcher saw it (monotonic): the stability wait is measured from here
+    seen: float = field(default_factory=time.monotonic, compare=False)
 
 
 @dataclass

@@ -33,10 +33,33 @@ def write_rules(tmp: Path, data: dict[str, Any] | None = None, **sections: Any) 
     if data:
         cfg.update(data)
     cfg.update(sections)
+    # The HTTP endpoint is on by default at 127.0.0.1:9750: off in tests (daemons run in parallel)
+    # unless a test asks for it (tests/e2e/test_http.py uses port 0 or a Unix socket).
+    if isinstance(cfg.get("daemon"), dict):
+        cfg["daemon"].setdefault("http", None)
     path = tmp / "rules.yaml"
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True, sort_keys=False), encoding="utf-8")
     (tmp / "inbox").mkdir(exist_ok=True)
     return path
+
+
+def with_http(rules: Path, **http: Any) -> Path:
+    """Turn the HTTP endpoint on in a rules.yaml from ``write_rules``: ``daemon.http`` = ``http``,
+    listening on a free port (127.0.0.1:0) unless ``listen`` says otherwise (``http_url`` finds it)."""
+    data = yaml.safe_load(rules.read_text(encoding="utf-8"))
+    data["daemon"]["http"] = {"listen": "127.0.0.1:0", **http}
+    rules.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return rules
+
+
+def http_url(d: DaemonProc, timeout: float = 60) -> str:
+    """Where the daemon's HTTP endpoint listens (from its log): ``http://127.0.0.1:PORT`` or ``unix:PATH``."""
+    import re
+
+    d.wait_log("http endpoint listening on ", timeout)
+    m = re.search(r"http endpoint listening on (\S+?)/? \(", d.log())
+    assert m, d.log()
+    return m.group(1)
 
 
 def daemon_env() -> dict[str, str]:

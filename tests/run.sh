@@ -21,6 +21,8 @@ APT_PACKAGES=(
   # texlive-xetex pulls in texlive-latex-extra and fonts-lmodern)
   # (xeCJK needs ctexhook.sty, which Debian ships in texlive-lang-chinese)
   texlive-xetex texlive-lang-cjk texlive-lang-chinese
+  # tests/e2e/test_http.py renders the status page in a real headless browser
+  chromium
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -49,6 +49,46 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True)
 
 
+class HttpCfg(Strict):
+    """``daemon.http``: the health/metrics/status endpoint and its page (daemon/service/http.py)."""
+
+    listen: str = Field(
+        "127.0.0.1:9750", description="`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (has a `/`)"
+    )
+    upload: bool = Field(False, description="the page takes a file and drops it into a chosen inbox")
+    upload_clients: list[str] = Field(
+        default_factory=lambda: ["127.0.0.0/8", "::1"],
+        description="client networks (CIDR) allowed to upload; a Unix socket is guarded by its file permissions",
+    )
+    upload_max_mb: int = Field(100, ge=1, le=4096, description="largest upload (MiB)")
+
+    @field_validator("listen")
+    @classmethod
+    def _listen(cls, v: str) -> str:
+        if "/" in v:
+            return v
+        host, sep, port = v.rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"{v!r} is not host:port (e.g. 127.0.0.1:9750, [::1]:9750) or a socket path")
+        return v
+
+    @field_validator("upload_clients")
+    @classmethod
+    def _networks(cls, v: list[str]) -> list[str]:
+        import ipaddress
+
+        for net in v:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError as e:
+                raise ValueError(f"{net!r} is not an IP network ({e})") from e
+        return v
+
+    def unix_path(self) -> Path | None:
+        """The socket path when ``listen`` names one."""
+        return Path(self.listen) if "/" in self.listen else None
+
+
 class DaemonCfg(Strict):
     state_dir: Path = Path("/var/lib/ocr-daemon")
     failed_dir: Path = Path("/srv/ocr/failed")
@@ -69,6 +109,7 @@ class DaemonCfg(Strict):
     retry_backoff_max: float = Field(600.0, ge=0, description="longest wait between retries")
     duplicates: Literal["link", "process"] = "link"
     drain_timeout: float = Field(60.0, ge=0, description="seconds SIGTERM waits for in-flight work")
+    http: HttpCfg | None = Field(default_factory=HttpCfg, description="health/metrics/status endpoint; null = off")
 
 
 class SamplingCfg(Strict):
@@ -483,6 +524,8 @@ def _resolve_tmpl(t: str, base: Path) -> str:
 def _resolve_paths(cfg: Config, base: Path) -> None:
     cfg.daemon.state_dir = _resolve(cfg.daemon.state_dir, base)
     cfg.daemon.failed_dir = _resolve(cfg.daemon.failed_dir, base)
+    if cfg.daemon.http is not None and (sock := cfg.daemon.http.unix_path()) is not None:
+        cfg.daemon.http.listen = str(_resolve(sock, base))
     for ib in cfg.inboxes:
         ib.path = _resolve(ib.path, base)
     for r in cfg.routes:

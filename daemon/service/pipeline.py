@@ -52,6 +52,7 @@ from daemon.models import Classification, Document, PageText, RenderOptions, Rou
 from daemon.names import display, for_log
 from daemon.pages import render
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
+from daemon.service import metrics
 from daemon.understand.classify import classify
 from daemon.understand.classify import warm as classify_warm
 from daemon.understand.route import choose_route
@@ -242,6 +243,7 @@ class Pipeline:
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
         log.info("%s processing %s (%d pages, attempt %d)", tag, for_log(src.name), n, doc.attempts)
+        metrics.document_started(doc.id, display(src.name), doc.inbox, n)
         t1 = time.monotonic()
         texts, page_info = self._recognize(doc, src, n, opts)
         timings["ocr"] = time.monotonic() - t1
@@ -274,6 +276,7 @@ class Pipeline:
         final = self._source_action(doc, src, decision)
         self._cleanup_temp(doc)
         timings["total"] = time.monotonic() - t0
+        metrics.observe_stage("finish", timings["total"] - timings.get("count", 0.0) - timings.get("ocr", 0.0))
         self.journal.finish(
             doc.id,
             language=cls.language,
@@ -380,12 +383,14 @@ class Pipeline:
                             "size": list(page.image.size),
                             "source_size": list(page.source_size),
                         }
+                        metrics.page_rendered(doc.id, f.started)
                         # The render stage already ran OSD; the Tesseract engine reuses its script.
                         req = PageRequest(doc.tag, i, page.image, priority=i, languages=langs, meta={"script": page.script})
                         ocr[self.engine.submit(req)] = i
                     else:
                         i = ocr.pop(f)
                         results[i] = f.result()
+                        metrics.page_recognized(doc.id, results[i].seconds)
         finally:
             for r in rendering:
                 r.cancel()

@@ -38,6 +38,8 @@ from daemon.journal.store import Journal
 from daemon.models import Candidate
 from daemon.names import for_log
 from daemon.pages import render
+from daemon.service import metrics
+from daemon.service.http import HttpEndpoint, start_http
 from daemon.service.pipeline import Pipeline
 from daemon.service.sdnotify import notify, watchdog_interval
 
@@ -125,6 +127,7 @@ class Service:
         self.pages_done = 0
         self._recent: deque[tuple[float, int]] = deque(maxlen=10_000)  # (finish time, pages)
         self._started = time.monotonic()
+        self.http: HttpEndpoint | None = None  # daemon.http: health, metrics, status page
 
     # -- callbacks ------------------------------------------------------------------------------
 
@@ -142,6 +145,7 @@ class Service:
         return bool(row and row["path"] == path and row["size"] == st.st_size and row["mtime"] == st.st_mtime)
 
     def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
+        metrics.observe_stage("stability_wait", time.monotonic() - cand.seen)
         try:
             adm = self.journal.admit(cand.path, cand.inbox, duplicates=self.cfg.daemon.duplicates)
         except FileNotFoundError:
@@ -161,6 +165,7 @@ class Service:
         problems = filesystem_problems(self.cfg)
         if problems:
             raise ConfigError(problems)
+        self.http = start_http(self)  # first: /healthz/ready answers 503 while the rest starts
         recovered = self.journal.recover()
         if recovered:
             log.info("re-queued %d document(s) left in processing by an unclean stop", recovered)
@@ -260,6 +265,7 @@ class Service:
             finally:
                 with self._busy_lock:
                     self._busy.pop(doc_id, None)
+            metrics.document_finished(doc_id, outcome.state, outcome.reason)
             self.last_progress = time.monotonic()
             if outcome.state == "retry":
                 if not self._stop.is_set():
@@ -269,6 +275,15 @@ class Service:
                 self.pages_done += outcome.pages
                 with self._busy_lock:
                     self._recent.append((time.monotonic(), outcome.pages))
+
+    def busy_documents(self) -> dict[int, float]:
+        """Documents being processed: id -> monotonic start time (a copy)."""
+        with self._busy_lock:
+            return dict(self._busy)
+
+    def stopping(self) -> bool:
+        """True once SIGTERM/SIGINT (or ``request_stop``) started the drain."""
+        return self._stop.is_set()
 
     def status_line(self) -> str:
         """Queue depth and throughput, as shown by ``systemctl status`` (sd_notify STATUS=)."""
@@ -341,8 +356,8 @@ class Service:
         if problems:
             log.error("reload: %s is not usable, keeping the running config:\n%s", self.config_path, "\n".join(problems))
             return
-        if new.engine != self.cfg.engine or new.daemon.state_dir != self.cfg.daemon.state_dir:
-            log.warning("reload: engine/state_dir changes take effect after a restart")
+        if new.engine != self.cfg.engine or new.daemon.state_dir != self.cfg.daemon.state_dir or new.daemon.http != self.cfg.daemon.http:
+            log.warning("reload: engine/state_dir/http changes take effect after a restart")
         notify("RELOADING=1")
         self.cfg = new
         if self.pipeline is not None:
@@ -377,4 +392,6 @@ class Service:
         self.journal.recover()  # anything still marked processing goes back to queued
         if self.pipeline is not None:
             self.pipeline.close()
+        if self.http is not None:
+            self.http.close()
         log.info("stopped")

@@ -35,6 +35,7 @@ def shipped_rules_for(tmp: Path) -> Path:
     data = yaml.safe_load(text)
     data["engine"]["kind"] = "tesseract"
     data["daemon"].update({"rescan_interval": 5, "workers": 2, "render_workers": 1})
+    data["daemon"]["http"]["listen"] = "127.0.0.1:0"  # the shipped endpoint, on a free port (tests run side by side)
     for ib in data["inboxes"]:
         ib["stability_delay"] = 0.5
     out = tmp / "rules.yaml"

@@ -213,7 +213,10 @@ def test_unit_hardening_keys() -> None:
         assert last(u, key) == "yes", key
     assert values(u, "SystemCallFilter")[0] == "@system-service"
     assert last(u, "SystemCallArchitectures") == "native"
-    assert last(u, "RestrictAddressFamilies") == "AF_UNIX"
+    # internet sockets only for daemon.http, and the IP firewall lets them reach loopback only
+    assert last(u, "RestrictAddressFamilies") == "AF_UNIX AF_INET AF_INET6"
+    assert values(u, "IPAddressDeny") == ["any"]
+    assert values(u, "IPAddressAllow") == ["localhost"]
     assert last(u, "MemoryMax")
 
 
@@ -445,19 +448,24 @@ WORKLOAD = textwrap.dedent(
         assert p.exitcode == 0
 
         # 6. The sandbox is really there (so this workload can fail): no W+X memory with
-        #    MemoryDenyWriteExecute=yes, no internet sockets with RestrictAddressFamilies=AF_UNIX.
+        #    MemoryDenyWriteExecute=yes; RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 allows a
+        #    loopback listener (daemon.http) and denies other families (netlink, packet).
         if os.environ.get("EXPECT_MDWE") == "1":
             try:
                 mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
                 raise SystemExit("W+X mapping was allowed")
             except PermissionError:
                 pass
-        if os.environ.get("EXPECT_NO_INET") == "1":
+        if os.environ.get("EXPECT_UNIX_INET_ONLY") == "1":
             try:
-                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                raise SystemExit("AF_INET socket was allowed")
+                socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)
+                raise SystemExit("AF_NETLINK socket was allowed")
             except OSError:
                 pass
+            srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            srv.bind(("127.0.0.1", 0))
+            srv.listen()
+            srv.close()
         a, b = socket.socketpair(socket.AF_UNIX)
         a.close()
         b.close()
@@ -484,7 +492,7 @@ def test_daemon_workload_runs_under_the_units_seccomp_filters(tmp_path: Path) ->
     script.write_text(WORKLOAD)
     (tmp_path / "w").mkdir()
     r = run_sandboxed(tmp_path, [UNIT], [sys.executable, str(script), str(tmp_path / "w")],
-                      env={"EXPECT_MDWE": "1", "EXPECT_NO_INET": "1"})
+                      env={"EXPECT_MDWE": "1", "EXPECT_UNIX_INET_ONLY": "1"})
     assert r.returncode == 0 and "WORKLOAD OK" in r.stdout, r.stdout + r.stderr
 
 
@@ -547,12 +555,16 @@ class NotifySocket:
 
 def test_daemon_runs_under_the_unit_sandbox_and_speaks_sd_notify(tmp_path: Path) -> None:
     """``ocr-daemon run`` under the unit's seccomp filters, with a NOTIFY_SOCKET and a watchdog as
-    systemd sets them: READY=1 after start, WATCHDOG=1 while idle, a dropped PDF OCRed,
-    RELOADING=1 + READY=1 on SIGHUP, STOPPING=1 and exit code 0 on SIGTERM."""
-    import docgen
-    from conftest import daemon_env, sidecars, wait_for, write_rules
+    systemd sets them: READY=1 after start, WATCHDOG=1 while idle, the HTTP endpoint answering on
+    loopback, a dropped PDF OCRed, RELOADING=1 + READY=1 on SIGHUP, STOPPING=1 and exit code 0 on
+    SIGTERM. (IPAddressAllow=/IPAddressDeny= are a cgroup BPF firewall, not emulated here.)"""
+    import http.client
+    import re
 
-    rules = write_rules(tmp_path)
+    import docgen
+    from conftest import daemon_env, sidecars, wait_for, with_http, write_rules
+
+    rules = with_http(write_rules(tmp_path))
     notify = NotifySocket(tmp_path / "notify.sock")
     env = {**daemon_env(), "NOTIFY_SOCKET": str(notify.path), "WATCHDOG_USEC": "2000000"}
     log = (tmp_path / "daemon.log").open("w")
@@ -564,6 +576,12 @@ def test_daemon_runs_under_the_unit_sandbox_and_speaks_sd_notify(tmp_path: Path)
     try:
         notify.wait_for("READY=1", 120, proc)
         notify.wait_for("WATCHDOG=1", 10, proc)  # idle: pings go on (half of WATCHDOG_USEC)
+        port = re.search(r"http endpoint listening on http://127.0.0.1:(\d+)", (tmp_path / "daemon.log").read_text())
+        assert port, "no http endpoint"
+        conn = http.client.HTTPConnection("127.0.0.1", int(port.group(1)), timeout=30)
+        conn.request("GET", "/healthz/ready")
+        assert conn.getresponse().status == 200
+        conn.close()
         docgen.make_pdf(tmp_path / "drop.pdf", ["Invoice number 4711\n\nTotal due: 120.00 EUR"], scanned=True)
         (tmp_path / "drop.pdf").rename(tmp_path / "inbox" / "drop.pdf")
         cars = wait_for(lambda: sidecars(tmp_path / "inbox"), 120, "the sidecar of drop.pdf")

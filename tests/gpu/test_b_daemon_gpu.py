@@ -52,7 +52,7 @@ def make_image(path: Path, label: str, fmt: str, frames: int = 1) -> None:
 def write_config(tmp: Path, model: Path) -> Path:
     cfg = {
         "daemon": {"state_dir": str(tmp / "state"), "failed_dir": str(tmp / "failed"), "workers": 4,
-                   "render_workers": 2, "rescan_interval": 5, "log_level": "INFO"},
+                   "render_workers": 2, "rescan_interval": 5, "log_level": "INFO", "http": None},
         "engine": {"kind": "vllm", "model": str(model), "sampling": {"max_tokens": 32},
                    "vllm": {"load_format": "dummy", "gpu_memory_utilization": 0.35, "hang_timeout": 120},
                    "debug": {"pixtral_marker": str(tmp / "pixtral.jsonl")}},

@@ -48,6 +48,11 @@ HELP: dict[str, str] = {
     "daemon.retry_backoff": "seconds before the first retry; doubles on each retry",
     "daemon.duplicates": "same content under a new name: `link` to the earlier result, or `process` again",
     "daemon.drain_timeout": "seconds SIGTERM waits for in-flight documents",
+    "daemon.http": "the HTTP endpoint (health, metrics, status page; below); `null` = off",
+    "daemon.http.listen": "`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (contains a `/`); on a taken port the daemon logs an error, keeps processing and retries every 30 s",
+    "daemon.http.upload": "the page takes a file and drops it into a chosen inbox (the normal path: stability, journal, routing)",
+    "daemon.http.upload_clients": "client networks (CIDR) allowed to upload; any client of a Unix socket (its file permissions guard it)",
+    "daemon.http.upload_max_mb": "largest upload (MiB)",
     "engine.kind": "`auto` (vLLM when an NVIDIA GPU and vLLM are present, else Tesseract), `vllm`, `tesseract`, `openai`",
     "engine.model": "Hugging Face repo id or local model folder (vllm, openai)",
     "engine.render_longest_edge": "pages are rendered so the longest edge has this many pixels",
@@ -131,6 +136,7 @@ HELP: dict[str, str] = {
 # (path prefix, model): the sections of the reference, in order.
 SECTIONS: list[tuple[str, type[BaseModel]]] = [
     ("daemon", C.DaemonCfg),
+    ("daemon.http", C.HttpCfg),
     ("engine", C.EngineCfg),
     ("engine.sampling", C.SamplingCfg),
     ("engine.page_guards", C.PageGuardsCfg),

@@ -1,0 +1,351 @@
+"""Process-wide metrics and live progress: what /metrics, /status and the page report.
+
+Contract:
+- ``METRICS`` is the one ``Metrics`` of the process. Its prometheus_client ``CollectorRegistry``
+  is its own (not the library's global one), so importing this module registers nothing
+  elsewhere. Counters and histograms count from the process's start, as Prometheus expects (a
+  restart resets them; ``rate()`` copes).
+- The pipeline and the service report through the module functions below (``observe_stage``,
+  ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``): each is a
+  one-line hook, thread-safe, cheap (a lock and a few additions) and never raises.
+- Values only known at scrape time (documents by state from the journal, queue depth, engine
+  restarts, GPU memory) are read from the running service by ``ServiceCollector`` when
+  ``/metrics`` is asked for; nothing polls in the background.
+- ``live_progress()`` is the one place that says how far each document in flight is. It is built
+  on the page counts these hooks see; once the journal records finished pages (issue 17, page-
+  level progress and resume), point it at that API instead and the rest stays as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    gc_collector,
+    platform_collector,
+    process_collector,
+)
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+# No ``*_created`` series (a gauge of each counter's creation time per label set): they double
+# the output and say only when the process started, which process_start_time_seconds says once.
+disable_created_metrics()
+
+#: Stages with a latency histogram (seconds): the wait for a file to settle, one page's render
+#: in a worker, one page in the engine, and everything after OCR (classify, route, write, move).
+STAGES = ("stability_wait", "render", "engine", "finish")
+#: One set of buckets for all stages (10 ms .. 10 min): a page renders in ~0.1-1 s, is read in
+#: ~0.1 s (GPU, batched) to ~10 s (Tesseract on a slow CPU); stability waits are seconds.
+BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 60.0, 120.0, 300.0, 600.0)
+#: How far back the page-rate history goes (seconds), and its bucket width.
+HISTORY_SECONDS = 15 * 60
+HISTORY_STEP = 60
+
+#: Failure reasons grouped into a few classes for the ``reason`` label (the full reason is in
+#: the journal, ``<name>.error.txt`` and /status). First match wins; the order matters.
+REASON_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(rx, re.IGNORECASE))
+    for name, rx in (
+        ("encrypted", r"encrypted|password"),
+        ("too_many_pages", r"too many pages"),
+        ("too_large", r"too large|decompression bomb|needed more than"),
+        ("timeout", r"took longer than"),
+        ("crash", r"crash"),
+        ("refused_link", r"link|special file|not a regular file|outside the inbox"),
+        ("disappeared", r"disappeared|file not found"),
+        ("wrong_type", r"^not (a|an) |: the file is "),
+        ("corrupt", r"corrupt|truncated|no pixels|no pages|unreadable|empty|no area|not a readable"),
+        ("engine", r"OCR engine|OCR server|tesseract failed"),
+        ("internal", r"internal error"),
+    )
+)
+
+
+def reason_class(reason: str) -> str:
+    """The ``reason`` label of a failure message (``other`` when no class fits)."""
+    for name, rx in REASON_CLASSES:
+        if rx.search(reason):
+            return name
+    return "other"
+
+
+@dataclass
+class DocProgress:
+    """One document in flight, as /status and the page show it."""
+
+    id: int
+    name: str
+    inbox: str
+    pages_total: int | None  # None while the file is being opened (page count unknown)
+    pages_done: int
+    pages_in_engine: int
+    seconds: float  # since its pages started
+    pages_per_second: float
+    eta_seconds: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Doc:
+    name: str
+    inbox: str
+    total: int
+    started: float  # monotonic
+    done: int = 0
+    in_engine: int = 0
+
+
+class Metrics:
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        process_collector.ProcessCollector(registry=r)
+        platform_collector.PlatformCollector(registry=r)
+        gc_collector.GCCollector(registry=r)
+        self.pages = Counter("ocr_daemon_pages", "Pages OCRed (text back from the engine)", registry=r)
+        self.finished = Counter(
+            "ocr_daemon_documents_finished", "Documents that left processing, by outcome", ["outcome"], registry=r
+        )
+        self.failures = Counter(
+            "ocr_daemon_failures", "Documents failed (moved to the failed folder), by reason class", ["reason"], registry=r
+        )
+        self.stage = Histogram(
+            "ocr_daemon_stage_seconds", "Latency of a pipeline stage (per page for render and engine)", ["stage"],
+            buckets=BUCKETS, registry=r,
+        )
+        self.pages_per_second = Gauge(
+            "ocr_daemon_pages_per_second", "Pages OCRed per second over the last minute", registry=r
+        )
+        self.pages_per_second.set_function(lambda: self.rate(60.0))
+        self.in_flight = Gauge("ocr_daemon_pages_in_flight", "Pages handed to the engine and not back yet", registry=r)
+        self.in_flight.set_function(self._in_engine)
+        self.service = ServiceCollector(None)  # the endpoint binds the running service to it
+        r.register(self.service)
+        for s in STAGES:  # every stage shows up (with zero counts) before its first observation
+            self.stage.labels(stage=s)
+        for o in ("done", "duplicate", "superseded", "failed", "retry"):
+            self.finished.labels(outcome=o)
+        self.started = time.time()
+        self.pages_count = 0  # pages OCRed since start (the counter's value, readable without internals)
+        self._lock = threading.Lock()
+        self._docs: dict[int, _Doc] = {}
+        self._recent: deque[float] = deque()  # wall time of each page OCRed in the last HISTORY_SECONDS
+
+    # -- hooks -----------------------------------------------------------------------------
+
+    def observe_stage(self, stage: str, seconds: float) -> None:
+        with contextlib.suppress(Exception):
+            self.stage.labels(stage=stage).observe(max(0.0, seconds))
+
+    def document_started(self, doc_id: int, name: str, inbox: str, pages: int) -> None:
+        with self._lock:
+            self._docs[doc_id] = _Doc(name, inbox, pages, time.monotonic())
+
+    def page_rendered(self, doc_id: int, started: float | None) -> None:
+        """A page came back from its render worker and goes to the engine now."""
+        if started is not None:
+            self.observe_stage("render", time.monotonic() - started)
+        with self._lock:
+            d = self._docs.get(doc_id)
+            if d is not None:
+                d.in_engine += 1
+
+    def page_recognized(self, doc_id: int, engine_seconds: float) -> None:
+        self.pages.inc()
+        self.observe_stage("engine", engine_seconds)
+        now = time.time()
+        with self._lock:
+            self.pages_count += 1
+            self._recent.append(now)
+            while self._recent and self._recent[0] < now - HISTORY_SECONDS:
+                self._recent.popleft()
+            d = self._docs.get(doc_id)
+            if d is not None:
+                d.done += 1
+                d.in_engine = max(0, d.in_engine - 1)
+
+    def document_finished(self, doc_id: int, outcome: str, reason: str = "") -> None:
+        with self._lock:
+            self._docs.pop(doc_id, None)
+        with contextlib.suppress(Exception):
+            self.finished.labels(outcome=outcome).inc()
+            if outcome == "failed":
+                self.failures.labels(reason=reason_class(reason)).inc()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _in_engine(self) -> float:
+        with self._lock:
+            return float(sum(d.in_engine for d in self._docs.values()))
+
+    def rate(self, window: float) -> float:
+        """Pages per second over the last ``window`` seconds (or since the start, if shorter)."""
+        window = min(window, max(1.0, time.time() - self.started))
+        cutoff = time.time() - window
+        with self._lock:
+            n = sum(1 for t in self._recent if t >= cutoff)
+        return n / window
+
+    def history(self, step: int = HISTORY_STEP, span: int = HISTORY_SECONDS) -> list[dict[str, float]]:
+        """Pages per second in each ``step``-second slot of the last ``span`` seconds, oldest
+        first; ``start`` is the slot's start (Unix time). The running slot is the last."""
+        now = time.time()
+        end = (now // step + 1) * step
+        slots = [0] * (span // step)
+        with self._lock:
+            for t in self._recent:
+                i = len(slots) - 1 - int((end - t) // step)
+                if 0 <= i < len(slots):
+                    slots[i] += 1
+        first = end - step * len(slots)
+        out = []
+        for i, n in enumerate(slots):
+            start = first + i * step
+            # the time the daemon really ran in this slot (it started, or the slot is running)
+            width = min(start + step, now) - max(start, self.started)
+            out.append({"start": start, "pages": float(n), "pages_per_second": n / width if width > 0 else 0.0})
+        return out
+
+    def progress(self) -> dict[int, DocProgress]:
+        now = time.monotonic()
+        out = {}
+        with self._lock:
+            for doc_id, d in self._docs.items():
+                secs = now - d.started
+                rate = d.done / secs if d.done and secs > 0 else 0.0
+                eta = (d.total - d.done) / rate if rate > 0 else None
+                out[doc_id] = DocProgress(doc_id, d.name, d.inbox, d.total, d.done, d.in_engine, secs, rate, eta)
+        return out
+
+
+def live_progress(svc: Any) -> list[DocProgress]:
+    """Documents in flight in ``svc`` (a ``Service``) with their progress, oldest first.
+
+    The one function /status and the page take progress from (see the module docstring). A
+    document a worker has claimed but whose pages are not counted yet (its file is being opened)
+    is listed with ``pages_total`` None.
+    """
+    tracked = METRICS.progress()
+    busy = svc.busy_documents()
+    out = []
+    for doc_id, since in sorted(busy.items(), key=lambda kv: kv[1]):
+        p = tracked.get(doc_id)
+        if p is None:
+            row = svc.journal.get(doc_id) or {}
+            path = row.get("path")
+            p = DocProgress(doc_id, path.name if path else f"doc-{doc_id}", row.get("inbox") or "", None, 0, 0,
+                            time.monotonic() - since, 0.0, None)
+        out.append(p)
+    return out
+
+
+def ready_problems(svc: Any) -> list[str]:
+    """Why ``svc`` (a ``Service``) is not ready to take work; [] when it is. Ready = journal
+    recovered, engine started and usable, inboxes watched, and not stopping (drain)."""
+    problems = []
+    if svc.stopping():
+        problems.append("stopping: draining in-flight documents, taking no new files")
+    elif svc.pipeline is None:
+        problems.append("starting: journal recovery and engine start not finished")
+    elif svc.watcher is None or not svc.scheduler.running:
+        problems.append("starting: inboxes not watched yet")
+    if svc.pipeline is not None and not svc.engine.healthy():
+        problems.append(f"the {svc.engine.name} engine is not usable now (restarting)")
+    return problems
+
+
+def gpu_memory(engine: Any) -> list[tuple[str, int, int]]:
+    """(gpu index, used bytes, total bytes) per GPU, where the engine runs on one and NVML (the
+    driver's library, shipped with vLLM as ``pynvml``) can say; [] otherwise. An engine may report
+    it itself through a ``gpu_memory()`` method returning the same."""
+    own = getattr(engine, "gpu_memory", None)
+    if callable(own):
+        with contextlib.suppress(Exception):
+            return list(own())
+        return []
+    if not str(getattr(engine, "name", "")).startswith("vllm"):
+        return []
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        out = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            info = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i))
+            out.append((str(i), int(info.used), int(info.total)))
+        return out
+    except Exception:
+        return []
+
+
+class ServiceCollector(Collector):
+    """Values read from the running service at scrape time (see the module docstring)."""
+
+    def __init__(self, svc: Any) -> None:
+        self.svc = svc  # a Service, or None: nothing to report
+
+    def describe(self) -> Iterable[Metric]:
+        return []  # names vary with the service (GPU memory only where known): not checked up front
+
+    def collect(self) -> Iterable[Metric]:
+        return list(self._collect())
+
+    def _collect(self) -> Iterator[Metric]:
+        from daemon.models import DocState
+
+        svc = self.svc
+        if svc is None:
+            return
+        docs = GaugeMetricFamily("ocr_daemon_documents", "Documents in the journal, by state", labels=["state"])
+        try:
+            counts = svc.journal.counts()
+        except Exception:  # a busy or broken journal must not break the scrape
+            counts = {}
+        for s in DocState:
+            docs.add_metric([s.value], counts.get(s.value, 0))
+        yield docs
+        yield GaugeMetricFamily("ocr_daemon_queue_depth", "Documents queued and waiting for a worker", value=len(svc.queue))
+        yield GaugeMetricFamily("ocr_daemon_settling_files", "Files seen in an inbox, waiting to be unchanged long enough",
+                                value=svc.tracker.pending())
+        yield GaugeMetricFamily("ocr_daemon_documents_in_progress", "Documents being processed now",
+                                value=len(svc.busy_documents()))
+        yield GaugeMetricFamily("ocr_daemon_ready", "1 when /healthz/ready answers 200", value=0 if ready_problems(svc) else 1)
+        stats = getattr(svc.engine, "stats", None)
+        restarts = float(stats.get("restarts", 0)) if isinstance(stats, dict) else 0.0
+        yield CounterMetricFamily("ocr_daemon_engine_restarts", "Restarts of the OCR engine since the daemon started",
+                                  value=restarts)
+        mem = gpu_memory(svc.engine)
+        if mem:
+            g = GaugeMetricFamily("ocr_daemon_gpu_memory_bytes", "GPU memory in use and in total", labels=["gpu", "kind"])
+            for idx, used, total in mem:
+                g.add_metric([idx, "used"], used)
+                g.add_metric([idx, "total"], total)
+            yield g
+
+
+METRICS = Metrics()
+
+
+# Module-level hooks: one line at each call site (``metrics.observe_stage("render", s)``).
+observe_stage = METRICS.observe_stage
+document_started = METRICS.document_started
+page_rendered = METRICS.page_rendered
+page_recognized = METRICS.page_recognized
+document_finished = METRICS.document_finished

@@ -1,0 +1,90 @@
+"""daemon.http's pieces without a daemon: the listen setting, the failure reason classes, the
+page-rate history, and the multipart parser on a real form body."""
+
+from __future__ import annotations
+
+import io
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError, DaemonCfg, parse_config_text
+from daemon.service.http import parse_listen, parse_multipart
+from daemon.service.metrics import Metrics, reason_class
+
+
+def test_default_listens_on_loopback_9750_with_uploads_off() -> None:
+    cfg = DaemonCfg().http
+    assert cfg is not None and cfg.listen == "127.0.0.1:9750" and cfg.upload is False
+    assert parse_listen(cfg.listen) == (socket.AF_INET, ("127.0.0.1", 9750))
+    assert parse_listen("[::1]:9750") == (socket.AF_INET6, ("::1", 9750))
+    assert parse_listen("localhost:0") == (socket.AF_INET, ("localhost", 0))
+    assert parse_listen("/run/ocr/http.sock") == (socket.AF_UNIX, "/run/ocr/http.sock")
+
+
+def test_http_config_null_off_socket_resolved_and_errors_named(tmp_path: Path) -> None:
+    base = "inboxes: [{path: in}]\n"
+    assert parse_config_text("daemon: {http: null}\n" + base).daemon.http is None
+    cfg = parse_config_text("daemon: {http: {listen: run/http.sock}}\n" + base, base_dir=tmp_path)
+    assert cfg.daemon.http is not None and cfg.daemon.http.listen == str(tmp_path / "run/http.sock")
+    with pytest.raises(ConfigError) as e:
+        parse_config_text("daemon: {http: {listen: '9750', upload_clients: [everyone]}}\n" + base)
+    text = "\n".join(e.value.problems)
+    assert "daemon.http.listen" in text and "not host:port" in text
+    assert "daemon.http.upload_clients" in text and "'everyone' is not an IP network" in text
+
+
+@pytest.mark.parametrize(("reason", "cls"), [
+    ("encrypted PDF (password protected)", "encrypted"),
+    ("too many pages: 900 > limit 500", "too_many_pages"),
+    ("image too large (…; refused as a possible decompression bomb)", "too_large"),
+    ("page 3 took longer than 120s to render (render worker killed) (gave up after 3 tries)", "timeout"),
+    ("the render worker crashed on this file (gave up after 3 tries)", "crash"),
+    ("the file is a symbolic link; links are refused so nothing outside the inbox is read", "refused_link"),
+    ("the file disappeared before it could be processed", "disappeared"),
+    ("not a PDF: the file is a PNG image", "wrong_type"),
+    ("not a PDF (starts with 'this is not')", "wrong_type"),
+    ("truncated PDF (no end-of-file marker)", "corrupt"),
+    ("corrupt image (broken data stream)", "corrupt"),
+    ("page 2 was refused by the OCR engine: bad", "engine"),
+    ("internal error: KeyError: 'x' (gave up after 3 tries)", "internal"),
+    ("something new", "other"),
+])
+def test_failure_reasons_fall_into_classes(reason: str, cls: str) -> None:
+    assert reason_class(reason) == cls
+
+
+def test_progress_rate_and_history_follow_the_pages() -> None:
+    m = Metrics()
+    m.started -= 600  # as if up for 10 minutes: rates are per full window
+    m.document_started(7, "big.pdf", "inbox", 10)
+    for _ in range(4):
+        m.page_rendered(7, time.monotonic() - 0.2)
+    for _ in range(3):
+        m.page_recognized(7, 0.5)
+    p = m.progress()[7]
+    assert (p.pages_total, p.pages_done, p.pages_in_engine) == (10, 3, 1)
+    assert p.pages_per_second > 0 and p.eta_seconds is not None and p.eta_seconds > 0
+    assert m.pages_count == 3 and m.rate(60) == pytest.approx(3 / 60)
+    hist = m.history()
+    assert len(hist) == 15 and sum(b["pages"] for b in hist) == 3 and hist[-1]["pages"] == 3
+    m.document_finished(7, "failed", "corrupt PDF page 4 (x)")
+    assert m.progress() == {}
+    assert m.failures.labels(reason="corrupt")._value.get() == 1
+
+
+def test_multipart_parser_keeps_binary_files_byte_for_byte() -> None:
+    data = bytes(range(256)) * 50 + b"\r\n--not-the-boundary\r\n"
+    boundary = "XyZ123"
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="inbox"\r\n\r\nscans\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="Grüße.pdf"\r\n'
+        "Content-Type: application/pdf\r\n\r\n"
+    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    fields, files = parse_multipart(io.BytesIO(body), len(body), boundary.encode())
+    assert fields == {"inbox": "scans"}
+    assert files["file"] == ("Grüße.pdf", data)
+    with pytest.raises(ValueError, match="ended early"):
+        parse_multipart(io.BytesIO(body[:100]), len(body), boundary.encode())

@@ -95,6 +95,8 @@ HELP: dict[str, str] = {
     "engine.openai.concurrency": "requests in flight",
     "engine.openai.timeout": "seconds per request",
     "engine.openai.retries": "retries of a failed request",
+    "engine.openai.down_backoff": "seconds a failed server is left out, doubling per failure; then probed with `/v1/models`",
+    "engine.openai.down_backoff_max": "longest time a failed server is left out before the next probe (seconds)",
     "inboxes[].path": "the watched folder (required)",
     "inboxes[].name": "name used by routes (`match.inbox`) and templates (`{inbox}`); default: the folder's name",
     "inboxes[].recursive": "also watch subfolders",

@@ -176,6 +176,7 @@ class TesseractEngine(Engine):
 
     name = "tesseract"
     output_is_markdown = False
+    word_boxes = True
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg

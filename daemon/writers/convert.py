@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
     src: Path = args.file
     formats = [f.strip().lower() for f in str(args.to).split(",") if f.strip()]
-    bad = [f for f in formats if f not in FORMATS]
+    bad = [f for f in formats if f not in FORMATS or f == "pdf"]  # pdf needs the source file, not raw text
     if not formats or bad:
         print(f"convert: unknown format(s) {', '.join(bad) or '(none)'}; choose from {','.join(FORMATS)}", file=sys.stderr)
         return int(ExitCode.CONFIG)

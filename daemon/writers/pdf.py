@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import shutil
 import subprocess
 import tempfile
@@ -112,6 +113,32 @@ def pdf_pages(texts: list[PageText], page_info: list[dict[str, Any]]) -> list[Pd
             source=t.source,
         ))
     return out
+
+
+def pdf_suffix(src: Path, destination: Path) -> str:
+    """``.ocr.pdf`` when ``<stem>.pdf`` would land beside a PDF source of that name, else ``.pdf``."""
+    try:
+        beside = os.path.realpath(destination) == os.path.realpath(src.parent)
+    except OSError:
+        beside = False
+    return ".ocr.pdf" if beside and src.suffix.lower() == ".pdf" else ".pdf"
+
+
+def pdf_title(parsed: Any, src: Path) -> str:
+    """The document's title: its first heading, else its first line when that is short, else
+    the source's name (``parsed``: a ``daemon.document.model.Document``)."""
+    from daemon.document.model import Heading, Paragraph, plain_text
+
+    for page in getattr(parsed, "pages", []):
+        for b in page.blocks:
+            if isinstance(b, Heading) and b.text.strip():
+                return plain_text(b.text).strip()[:200]
+    for page in getattr(parsed, "pages", []):
+        for b in page.blocks:
+            if isinstance(b, Paragraph) and b.text.strip():
+                first = plain_text(b.text.strip().split("\n")[0]).strip()
+                return first if len(first) <= 100 else src.stem
+    return src.stem
 
 
 # --------------------------------------------------------------------------- geometry
@@ -396,9 +423,8 @@ def to_pdfa(plain: bytes, tmp: Path, title: str, language: str) -> bytes:
     except subprocess.CalledProcessError as e:
         raise RuntimeError(f"Ghostscript failed (exit {e.returncode})") from e
     with pikepdf.open(out) as pdf:
-        prepare(pdf, "2b", output_intent=None)
-        _set_metadata(pdf, title, language)
-        prepare(pdf, "2b", output_intent=None)
+        prepare(pdf, "2b", output_intent=None)  # keeps Ghostscript's sRGB output intent
+        _set_metadata(pdf, title, language)  # after prepare, which names pikepdf as the producer
         report = check(pdf, "2b")
         if not report.passed:
             raise RuntimeError(f"the result is not valid PDF/A-2b: {report}"[:500])

@@ -278,7 +278,7 @@ def place_text(text: str, layout: PageLayout | None, markdown: bool, size: tuple
             (min(ln.box[0] for ln in r), min(ln.box[1] for ln in r), max(ln.box[2] for ln in r), max(ln.box[3] for ln in r))
             for r in regions.values()
         ]
-        em = sorted(ln.box[3] - ln.box[1] for ln in found)[len(found) // 2]
+        em = float(sorted(ln.box[3] - ln.box[1] for ln in found)[len(found) // 2])
         areas = [(b[2] - b[0]) * (b[3] - b[1]) for b in bboxes]
         out = []
         i = 0

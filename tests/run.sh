@@ -21,6 +21,9 @@ APT_PACKAGES=(
   # texlive-xetex pulls in texlive-latex-extra and fonts-lmodern)
   # (xeCJK needs ctexhook.sty, which Debian ships in texlive-lang-chinese)
   texlive-xetex texlive-lang-cjk texlive-lang-chinese
+  # the pdf output: pdftotext/pdfinfo check the text layer, Ghostscript makes PDF/A, a headless
+  # Chromium opens the PDF in pdf.js (Debian libjs-pdf; tests/e2e/test_pdf_viewer.py)
+  poppler-utils ghostscript chromium libjs-pdf
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

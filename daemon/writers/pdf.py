@@ -47,6 +47,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,8 +305,8 @@ def _render_layers(trees: list[tuple[int, Any]], tmp: Path) -> pikepdf.Pdf:
 def _graft(pdf: pikepdf.Pdf, page: pikepdf.Page, layer: pikepdf.Page, matrix: tuple[float, ...], n: int) -> None:
     """The text page ``layer`` drawn on ``page`` through ``matrix`` as a form XObject."""
     w, h = (float(v) for v in layer.mediabox[2:4])
-    form = pdf.make_stream(layer.Contents.read_bytes() if not isinstance(layer.Contents, pikepdf.Array)
-                           else b"\n".join(s.read_bytes() for s in layer.Contents))
+    c = layer.obj.Contents
+    form = _flate(pdf, b"\n".join(s.read_bytes() for s in c) if isinstance(c, pikepdf.Array) else c.read_bytes())
     form.Type = pikepdf.Name.XObject
     form.Subtype = pikepdf.Name.Form
     form.BBox = pikepdf.Array([0, 0, w, h])
@@ -316,7 +317,14 @@ def _graft(pdf: pikepdf.Pdf, page: pikepdf.Page, layer: pikepdf.Page, matrix: tu
     page.add_resource(form, pikepdf.Name.XObject, name)
     m = " ".join(f"{v:.6f}".rstrip("0").rstrip(".") if "." in f"{v:.6f}" else f"{v}" for v in matrix)
     page.contents_add(pdf.make_stream(b"q\n"), prepend=True)
-    page.contents_add(pdf.make_stream(b"Q\nq " + m.encode() + b" cm " + str(name).encode() + b" Do Q\n"))
+    page.contents_add(_flate(pdf, b"Q\nq " + m.encode() + b" cm " + str(name).encode() + b" Do Q\n"))
+
+
+def _flate(pdf: pikepdf.Pdf, data: bytes) -> pikepdf.Stream:
+    """A stream of ours, compressed here: the file is saved without touching the source's streams."""
+    s = pdf.make_stream(zlib.compress(data, 9))
+    s.Filter = pikepdf.Name.FlateDecode
+    return s
 
 
 def _set_metadata(pdf: pikepdf.Pdf, title: str, language: str) -> None:
@@ -335,8 +343,14 @@ def _set_metadata(pdf: pikepdf.Pdf, title: str, language: str) -> None:
 
 def _save(pdf: pikepdf.Pdf) -> bytes:
     buf = io.BytesIO()
-    # deterministic_id: the same input gives the same bytes; streams are not recompressed
-    pdf.save(buf, deterministic_id=True)
+    # The source's streams are written as they are (compress_streams=False: not even an
+    # uncompressed one is compressed, so a page's content stays byte-identical); object streams
+    # pack the dictionaries (fonts, pages) that would otherwise cost a few KB per document.
+    # deterministic_id: the same input gives the same bytes.
+    pdf.save(
+        buf, deterministic_id=True, compress_streams=False, stream_decode_level=pikepdf.StreamDecodeLevel.none,
+        object_stream_mode=pikepdf.ObjectStreamMode.generate,
+    )
     return buf.getvalue()
 
 

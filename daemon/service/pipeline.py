@@ -132,9 +132,13 @@ def prepare_outputs(
         job = PdfInput(
             src, pdf.pages, markdown, language=cls.language, title=pdf_title(parsed, src), pdfa=bool(route and route.pdfa),
         )
-        out = write_pdf(job)
-        body[src.stem + pdf_suffix(src, decision.destination)] = out.data
-        report = out.report
+        try:
+            out = write_pdf(job)
+            body[src.stem + pdf_suffix(src, decision.destination)] = out.data
+            report = out.report
+        except Exception as e:  # the text outputs are not lost for a PDF that cannot be made
+            log.warning("%s: no pdf output: %s: %s", display(src.name), type(e).__name__, e)
+            report = {"error": f"the searchable PDF could not be made: {type(e).__name__}: {e}"}
     return Prepared(cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1}, report)
 
 

@@ -257,7 +257,7 @@ def _wrap_images(path: Path) -> bytes:
         raise InputError(f"cannot wrap the image into a PDF page ({type(e).__name__}: {e})") from e
 
 
-def _has_own_text(page: pikepdf.Page, fz: Any, index: int) -> bool:
+def _has_own_text(fz: Any, index: int) -> bool:
     """A PDF page that already carries text (born digital, or OCRed before): left as it is."""
     try:
         return len(fz[index].get_text("text").strip()) >= 8
@@ -379,7 +379,7 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
         tmp = Path(tmpd)
         for p in inp.pages:
             page = pdf.pages[p.index]
-            if p.source == "text_layer" or (fz is not None and _has_own_text(page, fz, p.index)):
+            if p.source == "text_layer" or (fz is not None and _has_own_text(fz, p.index)):
                 report_pages.append({"page": p.index + 1, "placement": "text_layer"})
                 continue
             placed = place_text(p.text, p.layout, inp.markdown, p.size)

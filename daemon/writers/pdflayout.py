@@ -42,11 +42,13 @@ from PIL import Image
 
 from daemon.models import Page, PageLayout, RenderOptions, TextBox, TextLine
 
-#: Plausible text length per em of line (characters; a CJK character counts 2): Latin text runs
-#: at ~2.4 characters per line height, CJK at ~1.1 characters (2.2 units). Outside this range
-#: the text and the lines found do not belong together.
-MIN_UNITS_PER_EM = 0.6
-MAX_UNITS_PER_EM = 8.0
+#: Text length per em of line (characters; a CJK character counts 2) beyond which the text and
+#: the lines found cannot belong together: Latin text runs at ~2.4 characters per line height,
+#: CJK at ~1.1 characters (2.2 units). The band is wide on purpose: within it a line's text is
+#: stretched or squeezed to the line, which search and copy do not mind; outside it (a page of
+#: text on three detected lines, a word on a page of lines) the lines are wrong, not the text.
+MIN_UNITS_PER_EM = 0.2
+MAX_UNITS_PER_EM = 12.0
 
 _CJK = re.compile(r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _TAG = re.compile(r"<[^>]{0,400}>")

@@ -314,10 +314,10 @@ def test_vlm_text_aligned_to_lines(tmp_path: Path) -> None:
 def test_vlm_fallbacks_never_drop_text(tmp_path: Path) -> None:
     img, _ = known_page(LAYOUT_LINES)
     layout = find_lines(img)
-    long_text = " ".join(["Lorem ipsum dolor sit amet"] * 60)  # far more text than the lines hold
+    long_text = " ".join(["Lorem ipsum dolor sit amet"] * 200)  # far more text than six lines hold
     placed = place_text(long_text, layout, True, img.size)
     assert placed.how == "blocks"
-    assert sum(len(w.text.split()) for ln in placed.lines for w in ln.words) == 300
+    assert sum(len(w.text.split()) for ln in placed.lines for w in ln.words) == 1000
     blank = Image.new("RGB", img.size, "white")
     placed = place_text("# 标题\n\n本次交貨包括三箱打印紙", find_lines(blank), True, blank.size)
     assert placed.how == "page"
@@ -399,3 +399,34 @@ def test_size_ratio(fmt: str, engine: TesseractEngine, tmp_path: Path) -> None:
     out, _, report = make_pdf_output(src, engine, tmp_path)
     assert report["pages"][0]["placement"] == "words"
     assert out.stat().st_size / src.stat().st_size <= 1.1
+
+
+def test_rotated_and_cropped_pdf_pages(engine: TesseractEngine, tmp_path: Path) -> None:
+    """PDF pages shown turned (/Rotate 90 over an upright scan; a sideways scan the daemon turns
+    upright; a crop box that starts off the media box's origin): the layer lands on the words
+    as displayed, the same place on each."""
+    img = docgen.text_image(docgen.SAMPLES["en"])
+    up, side = tmp_path / "up.png", tmp_path / "side.png"
+    img.save(up)
+    img.rotate(-90, expand=True).save(side)
+    doc = pymupdf.open()
+    p = doc.new_page(width=595, height=842)
+    p.insert_image(p.rect, filename=str(up))
+    p.set_rotation(90)
+    doc.new_page(width=842, height=595).insert_image(pymupdf.Rect(0, 0, 842, 595), filename=str(side))
+    p = doc.new_page(width=700, height=950)
+    p.insert_image(pymupdf.Rect(50, 50, 645, 892), filename=str(up))
+    p.set_cropbox(pymupdf.Rect(50, 50, 645, 892))
+    src = tmp_path / "turned.pdf"
+    doc.save(src)
+    doc.close()
+    out, texts, report = make_pdf_output(src, engine, tmp_path)
+    assert [p["placement"] for p in report["pages"]] == ["words"] * 3
+    assert displayed_sizes(out) == displayed_sizes(src)
+    # MuPDF's words: relative to the crop box, in the page's unrotated orientation
+    with pymupdf.open(out) as o:
+        boxes = [next(tuple(w[:4]) for w in pg.get_text("words") if w[4] == "Invoice") for pg in o]
+    x0, y0, x1, y1 = boxes[2]  # upright page: the word as drawn, top left (text_image's margin)
+    assert 45 < x0 < 60 and 45 < y0 < 60
+    assert boxes[0] == pytest.approx(boxes[2], abs=2.0)  # /Rotate 90 over the upright scan: same place unrotated
+    assert boxes[1] == pytest.approx((842 - y1, x0, 842 - y0, x1), abs=2.0)  # the sideways scan: (x, y) -> (842 - y, x)

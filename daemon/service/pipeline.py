@@ -375,7 +375,8 @@ class Pipeline:
         next_i = 0
         # An engine without word boxes (VLM) gets each page's line boxes from the render worker,
         # for the searchable PDF's alignment (daemon.writers.pdflayout).
-        with_lines = self._pdf_wanted() and not getattr(self.engine, "word_boxes", False)
+        want_pdf = self._pdf_wanted()
+        with_lines = want_pdf and not getattr(self.engine, "word_boxes", False)
         line_boxes: dict[int, PageLayout] = {}
         try:
             while len(results) < n:
@@ -427,7 +428,9 @@ class Pipeline:
                     else:
                         i = ocr.pop(f)
                         results[i] = f.result()
-                        if results[i].layout is None and i in line_boxes:
+                        if not want_pdf:
+                            results[i].layout = None  # word boxes are kept only for the pdf output
+                        elif results[i].layout is None and i in line_boxes:
                             results[i].layout = line_boxes.pop(i)
         finally:
             for r in rendering:

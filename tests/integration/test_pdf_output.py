@@ -430,3 +430,30 @@ def test_rotated_and_cropped_pdf_pages(engine: TesseractEngine, tmp_path: Path) 
     assert 45 < x0 < 60 and 45 < y0 < 60
     assert boxes[0] == pytest.approx(boxes[2], abs=2.0)  # /Rotate 90 over the upright scan: same place unrotated
     assert boxes[1] == pytest.approx((842 - y1, x0, 842 - y0, x1), abs=2.0)  # the sideways scan: (x, y) -> (842 - y, x)
+
+
+def test_prepare_outputs_names_pdf_and_survives_its_failure(engine: TesseractEngine, tmp_path: Path) -> None:
+    """The pipeline's finishing step: ``<stem>.ocr.pdf`` beside a PDF source, ``<stem>.pdf`` in
+    another folder; a PDF that cannot be made (here: the geometry of the wrong page count) is
+    reported in the sidecar's ``pdf.error`` while the other outputs are still written."""
+    from datetime import datetime
+
+    from conftest import write_rules
+
+    from daemon.config import load_config
+    from daemon.service.pipeline import prepare_outputs
+
+    (tmp_path / "inbox").mkdir()
+    src = docgen.make_pdf(tmp_path / "inbox" / "scan.pdf", [docgen.SAMPLES["de"]], scanned=True)
+    texts, info = ocr(src, engine)
+    pages = [t.text for t in texts]
+    for dest, name in (("beside", "scan.ocr.pdf"), (str(tmp_path / "out"), "scan.pdf")):
+        cfg = load_config(write_rules(tmp_path, routes=[{"name": "r", "formats": ["pdf", "txt"], "destination": dest}]))
+        pdf = PdfInput(src, pdf_pages(texts, info), markdown=False)
+        prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now(), pdf)
+        assert set(prep.body) == {name, "scan.txt"}
+        assert prep.pdf_report is not None and prep.pdf_report["pages"][0]["placement"] == "words"
+    broken = PdfInput(src, pdf_pages(texts * 2, info * 2), markdown=False)  # two pages for a one-page file
+    prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now(), broken)
+    assert set(prep.body) == {"scan.txt"}
+    assert prep.pdf_report is not None and "1 pages" in prep.pdf_report["error"]

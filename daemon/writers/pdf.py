@@ -46,6 +46,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -401,6 +402,14 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
                     rot = (rot - p.rotation) % 360  # the rotation the daemon saw (before its turn)
                 _graft(pdf, page, layers.pages[k], text_matrix(p, _page_box(page), rot), k)
         title = inp.title or src.stem
+        if not is_pdf:
+            # img2pdf stamps the time and a time-based /ID: the scan's own mtime and an ID from
+            # the content instead, so that the same file gives the same bytes
+            when = pikepdf.String(time.strftime("D:%Y%m%d%H%M%SZ", time.gmtime(src.stat().st_mtime)))
+            pdf.docinfo["/CreationDate"] = when
+            pdf.docinfo["/ModDate"] = when
+            if "/ID" in pdf.trailer:
+                del pdf.trailer["/ID"]
         _set_metadata(pdf, title, inp.language)
         plain = _save(pdf)
         report: dict[str, Any] = {"pages": report_pages}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -334,6 +335,8 @@ def test_vlm_pdf_cjk_round_trip(tmp_path: Path) -> None:
     info = [{"size": list(pg.image.size), "source_size": list(pg.source_size), "rotation": pg.rotation}]
     out = write_pdf(PdfInput(src, pdf_pages([page], info), markdown=True, language="zh"))
     assert out.report["pages"][0]["placement"] == "lines"
+    time.sleep(1.1)  # img2pdf would stamp a new time: the same input still gives the same bytes
+    assert write_pdf(PdfInput(src, pdf_pages([page], info), markdown=True, language="zh")).data == out.data
     path = tmp_path / "zh.pdf"
     path.write_bytes(out.data)
     assert "".join(CJK.findall(pdftotext(path))) == "".join(CJK.findall(text))

@@ -43,7 +43,7 @@ from daemon.engines.tesseract import TesseractEngine, word_layout  # noqa: E402
 from daemon.models import PageText, RenderOptions  # noqa: E402
 from daemon.pages.render import page_count, render_page, tessdata_dir  # noqa: E402
 from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf  # noqa: E402
-from daemon.writers.pdflayout import find_lines  # noqa: E402
+from daemon.writers.pdflayout import _tokens, find_lines, place_text  # noqa: E402
 
 LANGS = ["de", "en", "fr", "sv", "zh", "ja"]
 GPU_PAGES_PER_S = 8.0
@@ -59,6 +59,25 @@ def scan_like(text: str, seed: int) -> Image.Image:
 def page_text(lang: str) -> str:
     base = docgen.SAMPLES[lang]
     return "\n\n".join([base] * 4)  # a fuller page: ~4 paragraphs
+
+
+def alignment_share(img_size: tuple[int, int], text: str, layout: object, engine_size: tuple[int, int]) -> float:
+    """Share of the text's tokens (words; CJK characters) that ``place_text`` puts on the line
+    where ``docgen.text_image`` (width 2480, 48 px font) drew them: the placed box's vertical
+    centre inside that line's band. The text goes in as a VLM gives it: one line per paragraph."""
+    font = docgen.font_for(text, 48)
+    margin, line_h = max(20, 2480 // 12), int(48 * 1.5)
+    truth: list[tuple[str, int]] = []
+    for k, line in enumerate(docgen._wrap(text, font, 2480 - 2 * margin)):
+        truth += [(t, k) for t in _tokens(line)]
+    md = "\n\n".join(" ".join(p.split("\n")) for p in text.split("\n\n"))
+    placed = place_text(md, layout, True, engine_size)  # type: ignore[arg-type]
+    got = [(t, (w.box[1] + w.box[3]) / 2) for ln in placed.lines for w in ln.words for t in _tokens(w.text)]
+    assert [t for t, _ in got] == [t for t, _ in truth], "tokens lost or reordered"
+    scale = engine_size[1] / img_size[1]
+    hits = sum((margin + k * line_h) * scale <= y <= (margin + (k + 1) * line_h) * scale
+               for (_, y), (_, k) in zip(got, truth, strict=True))
+    return hits / len(truth)
 
 
 def cpu(fn, *a, **k):  # type: ignore[no-untyped-def]
@@ -142,6 +161,12 @@ def main() -> None:
         for _ in range(3):
             out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(vlm_pages, info), markdown=True))
             runs.append(secs / len(vlm_pages))
+        # how well the text lands on its own line (known layout: where text_image drew each line)
+        shares = {}
+        for k, (im, lang) in enumerate(zip(imgs, langs, strict=True)):
+            src_size = Image.open(jpgs[k]).size
+            shares[lang] = round(alignment_share(src_size, page_text(lang), vlm_pages[k].layout, im.size), 3)
+        results["vlm_tokens_on_their_line"] = shares
         results["vlm_find_lines_cpu_s_per_page"] = round(statistics.median(fl), 4)
         results["vlm_write_pdf_cpu_s_per_page"] = round(statistics.median(runs), 4)
         results["vlm_placement"] = [p["placement"] for p in out.report["pages"]]

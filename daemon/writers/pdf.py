@@ -63,8 +63,6 @@ from daemon.writers.pdflayout import Placement, place_text
 log = logging.getLogger(__name__)
 
 PRODUCER = "ocr-daemon"
-#: Ghostscript gets this long for one document's PDF/A conversion.
-PDFA_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -375,7 +373,6 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
         raise InputError(f"the source has {len(pdf.pages)} pages, the daemon read {len(inp.pages)}")
     report_pages: list[dict[str, Any]] = []
     trees: list[tuple[int, Any]] = []
-    placements: dict[int, Placement] = {}
     with tempfile.TemporaryDirectory(prefix="ocr-daemon-pdf-") as tmpd:
         tmp = Path(tmpd)
         for p in inp.pages:
@@ -388,12 +385,11 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
             if not is_pdf and p.rotation % 360:
                 page.obj.Rotate = (_page_rotate(page) + p.rotation) % 360
             if placed.lines:
-                placements[p.index] = placed
                 trees.append((p.index, _ocr_tree(p, placed)))
         if fz is not None:
             fz.close()
-        if trees:
-            layers = _render_layers(trees, tmp)
+        layers = _render_layers(trees, tmp) if trees else None
+        if layers is not None:
             for k, (i, _tree) in enumerate(trees):
                 p = inp.pages[i]
                 page = pdf.pages[i]
@@ -411,7 +407,10 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
             if "/ID" in pdf.trailer:
                 del pdf.trailer["/ID"]
         _set_metadata(pdf, title, inp.language)
-        plain = _save(pdf)
+        plain = _save(pdf)  # reads the layers' streams (copied lazily): close them only now
+        if layers is not None:
+            layers.close()
+        pdf.close()
         report: dict[str, Any] = {"pages": report_pages}
         if inp.pdfa:
             try:

@@ -16,8 +16,9 @@ Contract:
 - ``place_text(text, layout, markdown, size) -> Placement``: the page's text as positioned lines. With
   Tesseract words (``layout.has_words``) they are used as they are (``words``). Otherwise the
   text's tokens (words; CJK characters one by one) are spread over the layout's lines in reading
-  order in proportion to each line's length in ems (its width over its height), per block when
-  the text has as many paragraphs as the layout has blocks (``lines``); when the text's length
+  order in proportion to each line's length in ems (its width over the lines' median height),
+  tokens measured with Helvetica's advance widths (CJK: one em), per block when the text has as
+  many paragraphs as the layout has blocks (``lines``); when the text's length
   is implausible for the lines found (fewer than ``MIN_UNITS_PER_EM`` or more than
   ``MAX_UNITS_PER_EM`` characters per em of line), the lines are not trusted and the text is
   laid out evenly inside each block's box (``blocks``); with no line found at all, inside the
@@ -31,6 +32,7 @@ its line (search, selection and copy work by line; a highlight may be off by a f
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import threading
@@ -177,9 +179,23 @@ def _tokens(line: str) -> list[str]:
     return out
 
 
-def _units(token: str) -> int:
-    """Width of a token in half-em units: CJK characters 2, others 1, plus a space for words."""
-    return 2 if _CJK.fullmatch(token) else len(token) + 1
+def _units(token: str) -> float:
+    """Width of a token in half-em units: CJK characters 2; other text by Helvetica's advance
+    widths (PyMuPDF's built-in metrics: an "m" is three times an "i", which a count of letters
+    misses and which moves a line break by words), plus a space after a word."""
+    if _CJK.fullmatch(token):
+        return 2.0
+    return 2.0 * (_helvetica().text_length(token, fontsize=1.0) + _SPACE_EM)
+
+
+@functools.cache
+def _helvetica() -> Any:
+    import pymupdf
+
+    return pymupdf.Font("helv")
+
+
+_SPACE_EM = 0.278  # Helvetica's space
 
 
 def _join_words(tokens: list[str]) -> list[str]:
@@ -202,11 +218,11 @@ def _set_line(box: tuple[int, int, int, int], tokens: list[str]) -> PlacedLine:
     x0, y0, x1, y1 = box
     span = x1 - x0
     out: list[TextBox] = []
-    acc = 0
+    acc = 0.0
     for w, u in zip(words, widths, strict=True):
         a = x0 + span * acc / total
         acc += u
-        b = x0 + span * (acc - (1 if not _CJK.match(w[-1]) else 0)) / total  # the trailing space is not the word's
+        b = x0 + span * (acc - (0 if _CJK.match(w[-1]) else 2 * _SPACE_EM)) / total  # the trailing space is not the word's
         out.append(TextBox(text=w, box=(round(a), y0, max(round(a) + 1, round(b)), y1)))
     return PlacedLine(box=box, words=out)
 
@@ -216,7 +232,10 @@ def _fill(tokens: list[str], boxes: list[tuple[int, int, int, int]]) -> list[Pla
     length in ems; every token lands in exactly one box, order kept."""
     if not tokens:
         return []
-    caps = [max(1e-3, (b[2] - b[0]) / max(1, b[3] - b[1])) for b in boxes]
+    # A line's length in ems, with one em for all lines (their median height): a line without
+    # ascenders or descenders has a shorter box, not smaller letters.
+    em = max(1, sorted(b[3] - b[1] for b in boxes)[len(boxes) // 2])
+    caps = [max(1e-3, (b[2] - b[0]) / em) for b in boxes]
     total_cap = sum(caps)
     units = [_units(t) for t in tokens]
     total_units = sum(units)
@@ -286,7 +305,7 @@ def place_text(text: str, layout: PageLayout | None, markdown: bool, size: tuple
         i = 0
         total_units = sum(_units(t) for t in tokens)
         acc_area = 0
-        done = 0
+        done = 0.0
         for k, (bb, area) in enumerate(zip(bboxes, areas, strict=True)):
             acc_area += area
             goal = total_units * acc_area / max(1, sum(areas))

@@ -18,8 +18,9 @@ is deterministic for the same input (no timestamps or random ids in the bytes).
   library OCRmyPDF uses for the same job): JPEG and most PNG/TIFF data copied without
   re-encoding, page size from the image's DPI (img2pdf's default of 96 dpi when it has none),
   EXIF orientation as the page's /Rotate; the daemon's own upright turn (OSD) is added to
-  /Rotate, so the page shows as the engine saw it. Images img2pdf refuses (alpha channel,
-  mirrored EXIF orientations) are decoded with Pillow, turned by EXIF and stored losslessly.
+  /Rotate, so the page shows as the engine saw it (an alpha channel becomes a soft mask).
+  Images img2pdf refuses (mirrored EXIF orientations, modes it cannot store) are decoded with
+  Pillow, turned by EXIF, put on white and stored losslessly.
 - Text: OCRmyPDF's text-layer renderer (``ocrmypdf.fpdf_renderer``, fpdf2) draws each page's
   lines and words in text render mode 3 (invisible) with OCRmyPDF's bundled fonts only (Noto
   Sans for Latin, the glyphless Occulta for everything else, CJK included), whose ToUnicode maps
@@ -231,7 +232,7 @@ def _wrap_images(path: Path) -> bytes:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return bytes(img2pdf.convert(str(path)))
-    except Exception as e:  # alpha, mirrored EXIF, odd modes: decode and store losslessly
+    except Exception as e:  # mirrored EXIF, odd modes: decode and store losslessly
         log.debug("img2pdf refused %s (%s); storing decoded frames", path.name, e)
     frames: list[bytes] = []
     try:

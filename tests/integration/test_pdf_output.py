@@ -460,3 +460,20 @@ def test_prepare_outputs_names_pdf_and_survives_its_failure(engine: TesseractEng
     prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now(), broken)
     assert set(prep.body) == {"scan.txt"}
     assert prep.pdf_report is not None and "1 pages" in prep.pdf_report["error"]
+
+
+@pytest.mark.parametrize("variant", ["mirrored_exif", "alpha_png"])
+def test_images_img2pdf_cannot_copy(variant: str, engine: TesseractEngine, tmp_path: Path) -> None:
+    """A mirrored EXIF orientation, which img2pdf refuses, is decoded, turned and stored
+    losslessly instead; an alpha channel goes in with a soft mask: same page, text in place."""
+    if variant == "mirrored_exif":
+        src = docgen.make_image(tmp_path / "m.jpg", docgen.SAMPLES["es"], "jpeg", exif_orientation=5)
+    else:
+        src = docgen.make_image(tmp_path / "a.png", docgen.SAMPLES["it"], mode="RGBA")
+    out, texts, report = make_pdf_output(src, engine, tmp_path)
+    assert report["pages"][0]["placement"] == "words"
+    assert displayed_sizes(out) == [image_page_size(src, 0, int(ocr(src, engine)[1][0]["rotation"]))]
+    assert found_share(texts[0].text, pdftotext(out)) >= 0.95
+    with pymupdf.open(out) as doc:  # upright: the first word is at the top left, as printed
+        first = doc[0].get_text("words")[0]
+        assert first[4] in ("Factura", "Fattura") and first[0] < doc[0].rect.width / 3 and first[1] < doc[0].rect.height / 4

@@ -172,6 +172,8 @@ def test_daemon_pdf_searchable_in_viewer(tmp_path: Path, start_daemon: Any, serv
     for f in staging.iterdir():
         os.replace(f, inbox / f.name)
     d.wait_log(" done: ", timeout=240, count=3)
+    time.sleep(4)  # longer than the stability delay: a PDF written into the inbox would be taken by now
+    assert d.log().count(" processing ") == 3, d.log()  # the outputs are not fed back as new documents
     d.stop()
 
     beside = json.loads((inbox / "rechnung.json").read_text(encoding="utf-8"))

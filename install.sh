@@ -34,7 +34,8 @@ REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly REPO_DIR
 
 # Debian packages: Tesseract with orientation detection and the 11 languages the daemon
-# classifies, the venv module, and what systemd-python needs to build from source.
+# classifies, the venv module, and what systemd-python needs to build from source; Ghostscript
+# for the pdf output's PDF/A conversion (routes[].pdfa).
 readonly APT_PACKAGES=(
   tesseract-ocr tesseract-ocr-osd
   tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-jpn
@@ -42,6 +43,7 @@ readonly APT_PACKAGES=(
   tesseract-ocr-por tesseract-ocr-swe tesseract-ocr-dan
   python3 python3-venv python3-dev
   libsystemd-dev pkg-config gcc
+  ghostscript
 )
 
 ROOT=""

@@ -79,6 +79,39 @@ class Page:
     cropped: bool = False
     source_size: tuple[int, int] = (0, 0)  # (w, h) in px before resizing/cropping
     script: str = ""  # OSD script ("Latin", "Han", "Japanese"...) when autorotate ran; "" if unknown
+    # (x0, y0, x1, y1) kept by the dark-border crop, in source px; None when not cropped (the
+    # searchable PDF maps the engine image's boxes back onto the original page with it)
+    crop_box: tuple[int, int, int, int] | None = None
+
+
+@dataclass
+class TextBox:
+    """A word (or any run of text) and its box on the engine's page image: (x0, y0, x1, y1) px,
+    top-left origin."""
+
+    text: str
+    box: tuple[int, int, int, int]
+
+
+@dataclass
+class TextLine:
+    """One line of a page in reading order: its box, its words when known, and its block (the
+    layout analysis' text region, numbered from 0 in reading order)."""
+
+    box: tuple[int, int, int, int]
+    words: list[TextBox] = field(default_factory=list)
+    block: int = 0
+
+
+@dataclass
+class PageLayout:
+    """Where text sits on the engine's page image (``size`` = that image's (w, h) px): lines in
+    reading order. From Tesseract: the recognised words (``has_words``). From layout analysis
+    alone (VLM pages): line boxes without words, to which the searchable PDF aligns the text."""
+
+    size: tuple[int, int]
+    lines: list[TextLine] = field(default_factory=list)
+    has_words: bool = False
 
 
 @dataclass
@@ -94,6 +127,9 @@ class PageText:
     # where the text came from: "ocr" (an engine read the page image) or "text_layer" (the PDF's
     # own text, see engine.text_layer); the sidecar records it per page
     source: str = "ocr"
+    # where the text sits on the engine's page image, for the searchable PDF: Tesseract's words
+    # (with words); None for engines that give no positions (VLMs)
+    layout: PageLayout | None = None
 
 
 @dataclass

@@ -23,6 +23,9 @@ APT_PACKAGES=(
   texlive-xetex texlive-lang-cjk texlive-lang-chinese
   # tests/e2e/test_http.py renders the status page in a real headless browser
   chromium
+  # the pdf output: pdftotext/pdfinfo check the text layer, Ghostscript makes PDF/A, a headless
+  # Chromium opens the PDF in pdf.js (Debian libjs-pdf; tests/e2e/test_pdf_viewer.py)
+  poppler-utils ghostscript libjs-pdf
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

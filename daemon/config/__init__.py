@@ -33,8 +33,8 @@ Lang = Literal["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
 LangOrUnknown = Literal["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da", "unknown"]
 
 #: Output formats a route may ask for.
-Format = Literal["txt", "md", "json", "tex", "csv", "xlsx"]
-FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx")
+Format = Literal["txt", "md", "json", "tex", "csv", "xlsx", "pdf"]
+FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx", "pdf")
 
 #: Placeholders allowed in destination / archive templates.
 TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem"})
@@ -331,6 +331,7 @@ class RouteCfg(Strict):
     source: Literal["keep", "archive", "delete"] = "keep"
     archive_to: str | None = None
     csv_bom: bool = Field(False, description="start CSV files with a UTF-8 byte order mark, for Excel")
+    pdfa: bool = Field(False, description="make the searchable PDF (format pdf) a PDF/A-2b, through Ghostscript")
 
     @field_validator("destination", "archive_to")
     @classmethod

@@ -57,6 +57,9 @@ class Engine(abc.ABC):
     output_is_markdown: bool = False
     #: Back-pressure bound: how many pages may be submitted and unfinished at once.
     max_in_flight: int = 8
+    #: Whether ``PageText.layout`` carries the recognised words with their boxes (Tesseract);
+    #: otherwise the pipeline finds line boxes for the searchable PDF itself.
+    word_boxes: bool = False
 
     @abc.abstractmethod
     def start(self) -> None:

@@ -18,7 +18,9 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
   ``EngineDeadError``; ``submit`` after ``close`` returns a future failed the same way.
 - ``PageText.text`` is plain text, paragraphs separated by one blank line, no spaces between
   CJK characters; ``PageText.meta`` holds ``languages`` (the traineddata used), ``script`` (from
-  OSD), ``confidence`` (Tesseract's mean word confidence, 0-100).
+  OSD), ``confidence`` (Tesseract's mean word confidence, 0-100). ``PageText.layout`` holds the
+  final pass's words with their boxes on the page image, by line in reading order (for the
+  searchable PDF; read from the recognised page, a few ms).
 
 ``OMP_THREAD_LIMIT=1`` is set before tesserocr is imported: Debian's OpenMP build of Tesseract
 is ~8x slower on a 2-core machine otherwise, and our parallelism is one page per thread anyway.
@@ -72,7 +74,7 @@ os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before any tesserocr import (s
 from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import Engine, PageRequest  # noqa: E402
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError  # noqa: E402
-from daemon.models import PageText  # noqa: E402
+from daemon.models import PageLayout, PageText, TextBox, TextLine  # noqa: E402
 from daemon.pages.render import detect_orientation, tessdata_dir  # noqa: E402
 
 __all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
@@ -174,6 +176,7 @@ class TesseractEngine(Engine):
 
     name = "tesseract"
     output_is_markdown = False
+    word_boxes = True
 
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
@@ -375,7 +378,7 @@ class TesseractEngine(Engine):
         with self._lock:
             known = self._doc_lang.get(req.doc_tag)
         langs = choose_languages(allowed, script, known)
-        raw, conf = self._ocr(req, apis, langs, gray)
+        raw, conf, layout = self._ocr(req, apis, langs, gray)
         text = tidy_text(raw)
         first_pass = None
         latin = [a for a in allowed if a in LATIN]
@@ -386,26 +389,29 @@ class TesseractEngine(Engine):
                 # English primary, å/ä/ø come out as á/a/g (see the module docstring).
                 first_pass = langs
                 langs = choose_languages(allowed, script, lang)
-                raw, conf = self._ocr(req, apis, langs, gray)
+                raw, conf, layout = self._ocr(req, apis, langs, gray)
                 text = tidy_text(raw)
         cjk = [c for a in ("zh", "ja") if a in allowed for c in TESS_CODES[a][:1]]
         if conf < CJK_RETRY_BELOW_CONF and cjk and not any(c in ("chi_sim", "chi_tra", "jpn") for c in langs):
             # OSD sometimes calls a page of Chinese/Japanese "Latin" (seen on JPEG receipts at
             # ~25 px glyphs: Latin models read it at confidence 50, chi_sim at 91). A Latin read
             # this unsure is re-read with the CJK models and the surer result kept.
-            raw2, conf2 = self._ocr(req, apis, cjk, gray)
+            raw2, conf2, layout2 = self._ocr(req, apis, cjk, gray)
             if conf2 > conf + 10:
                 first_pass = first_pass or langs
-                langs, raw, conf, text = cjk, raw2, conf2, tidy_text(raw2)
+                langs, raw, conf, text, layout = cjk, raw2, conf2, tidy_text(raw2), layout2
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
         if first_pass:
             meta["first_pass"] = first_pass
-        return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta)
+        return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout)
 
-    def _ocr(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> tuple[str, float]:
-        """One Tesseract pass with ``langs`` on this thread's (cached) API."""
+    def _ocr(
+        self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any,
+    ) -> tuple[str, float, PageLayout]:
+        """One Tesseract pass with ``langs`` on this thread's (cached) API: text, mean
+        confidence, and the words with their boxes."""
         key = "+".join(langs)
         try:
             api = apis.get(key)
@@ -416,8 +422,35 @@ class TesseractEngine(Engine):
             api.SetImage(gray)
             raw = api.GetUTF8Text()
             conf = float(api.MeanTextConf())
+            layout = word_layout(api, gray.size)
             api.Clear()
         except Exception as e:
             apis.pop(key, None)  # a failed API may be in a bad state: rebuild next time
             raise TransientError(f"tesseract failed on {req.doc_tag} page {req.index + 1}: {e}") from e
-        return str(raw), conf
+        return str(raw), conf, layout
+
+
+def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
+    """The words of the page ``api`` has just recognised, with their boxes, grouped by line in
+    Tesseract's reading order (blocks numbered from 0). Empty words (Tesseract reports some for
+    image regions) are left out; a line without any word is dropped."""
+    from tesserocr import RIL, iterate_level
+
+    lines: list[TextLine] = []
+    block = -1
+    it = api.GetIterator()
+    if it is None:
+        return PageLayout(size=size, has_words=True)
+    for w in iterate_level(it, RIL.WORD):
+        if w.IsAtBeginningOf(RIL.BLOCK) or block < 0:
+            block += 1
+        if w.IsAtBeginningOf(RIL.TEXTLINE) or not lines:
+            lbox = w.BoundingBox(RIL.TEXTLINE)
+            if lbox is None:
+                continue
+            lines.append(TextLine(box=tuple(lbox), block=block))
+        text = (w.GetUTF8Text(RIL.WORD) or "").strip()
+        wbox = w.BoundingBox(RIL.WORD)
+        if text and wbox is not None:
+            lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
+    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)

@@ -440,7 +440,13 @@ def _to_rgb(im: Image.Image) -> Image.Image:
 
 
 def crop_dark_borders(img: Image.Image) -> tuple[Image.Image, bool]:
-    """Remove near-black scanner borders at the edges; returns (image, cropped?).
+    """Remove near-black scanner borders at the edges; returns (image, cropped?)."""
+    box = dark_border_box(img)
+    return (img, False) if box is None else (img.crop(box), True)
+
+
+def dark_border_box(img: Image.Image) -> tuple[int, int, int, int] | None:
+    """The box ``crop_dark_borders`` keeps (x0, y0, x1, y1), or None when nothing is cropped.
 
     Works on a grayscale thumbnail (~600 px) for speed: from each edge inwards, rows/columns
     where at least 60 % of the pixels are darker than 70/255 are border. A couple of pixels more
@@ -468,9 +474,9 @@ def crop_dark_borders(img: Image.Image) -> tuple[Image.Image, bool]:
     top, bottom = run(rows), run(rows[::-1])
     left, right = run(cols), run(cols[::-1])
     if top + bottom > _MAX_CROP * th or left + right > _MAX_CROP * tw:
-        return img, False
+        return None
     if max(top, bottom) < 0.005 * th and max(left, right) < 0.005 * tw:
-        return img, False
+        return None
     pad = 2  # thumbnail px: the blurred border edge
     box = (
         round((left + pad if left else 0) / scale),
@@ -479,8 +485,8 @@ def crop_dark_borders(img: Image.Image) -> tuple[Image.Image, bool]:
         round(h - (bottom + pad if bottom else 0) / scale),
     )
     if box[2] - box[0] < 16 or box[3] - box[1] < 16:
-        return img, False
-    return img.crop(box), True
+        return None
+    return box
 
 
 def _resize_longest(img: Image.Image, longest: int) -> Image.Image:
@@ -567,9 +573,13 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
         img, source = _render_image_page(path, index, opts)
         target = opts.longest_edge
     cropped = False
+    crop_box = None
     if opts.crop_borders:
         before = img.size
-        img, cropped = crop_dark_borders(img)
+        crop_box = dark_border_box(img)
+        cropped = crop_box is not None
+        if crop_box is not None:
+            img = img.crop(crop_box)
         if cropped and kind == "pdf":
             # Scale the page content back up to the size the uncropped page had.
             target = min(opts.longest_edge, max(before))
@@ -578,7 +588,9 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
     if opts.autorotate:
         img, rotation, script = _upright(img)
     img.load()
-    return Page(index=index, image=img, rotation=rotation, cropped=cropped, source_size=source, script=script)
+    return Page(
+        index=index, image=img, rotation=rotation, cropped=cropped, source_size=source, script=script, crop_box=crop_box,
+    )
 
 
 def render_document(path: Path, opts: RenderOptions) -> Iterator[Page]:

@@ -48,7 +48,7 @@ from daemon.fsio import (
     unique_path,
 )
 from daemon.journal.store import Journal
-from daemon.models import Classification, Document, PageText, RenderOptions, RouteDecision
+from daemon.models import Classification, Document, PageLayout, PageText, RenderOptions, RouteDecision
 from daemon.names import display, for_log
 from daemon.pages import render
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
@@ -58,6 +58,8 @@ from daemon.understand.classify import warm as classify_warm
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 from daemon.writers.convert import join_raw_pages
+from daemon.writers.pdf import PdfInput, pdf_pages, pdf_suffix, pdf_title, write_pdf
+from daemon.writers.pdflayout import render_page_with_lines
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,7 @@ class Prepared:
     parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
     body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
     seconds: dict[str, float]  # "classify" (with routing), "render"
+    pdf_report: dict[str, Any] | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
 
 
 def render_body(
@@ -108,7 +111,9 @@ def render_body(
     return parsed, body
 
 
-def prepare_outputs(cfg: Config, pages: list[str], src: Path, inbox: str, markdown: bool, when: datetime) -> Prepared:
+def prepare_outputs(
+    cfg: Config, pages: list[str], src: Path, inbox: str, markdown: bool, when: datetime, pdf: PdfInput | None = None,
+) -> Prepared:
     """Classify, route and render a document's outputs: CPU work only, no journal, no files.
 
     Runs in a render worker process (``Pipeline._prepare``): when many documents finish at
@@ -119,8 +124,23 @@ def prepare_outputs(cfg: Config, pages: list[str], src: Path, inbox: str, markdo
     cls = classify("\n\n".join(pages), cfg=cfg, filename=display(src.name), pages=len(pages), markdown=markdown)
     decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when)
     t1 = time.monotonic()
-    parsed, body = render_body(pages, decision.formats, src.stem, cls.language, markdown, decision.csv_bom)
-    return Prepared(cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1})
+    text_formats = [f for f in decision.formats if f != "pdf"]
+    parsed, body = render_body(pages, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
+    report = None
+    if "pdf" in decision.formats and pdf is not None:
+        # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
+        route = next((r for r in cfg.routes if r.name == decision.name), None)
+        job = PdfInput(
+            src, pdf.pages, markdown, language=cls.language, title=pdf_title(parsed, src), pdfa=bool(route and route.pdfa),
+        )
+        try:
+            out = write_pdf(job)
+            body[src.stem + pdf_suffix(src, decision.destination)] = out.data
+            report = out.report
+        except Exception as e:  # the text outputs are not lost for a PDF that cannot be made
+            log.warning("%s: no pdf output: %s: %s", display(src.name), type(e).__name__, e)
+            report = {"error": f"the searchable PDF could not be made: {type(e).__name__}: {e}"}
+    return Prepared(cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1}, report)
 
 
 def warm_worker() -> None:
@@ -265,12 +285,14 @@ class Pipeline:
         tag = doc.tag
         n = len(texts)
         pages = [t.text for t in texts]
-        prep = self._prepare(doc, src, pages)
+        prep = self._prepare(doc, src, pages, texts, page_info)
         cls, decision = prep.cls, prep.decision
         timings["classify"] = prep.seconds["classify"]
         self._save_raw(doc, pages)
         t3 = time.monotonic()
         sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
+        if prep.pdf_report is not None:
+            sidecar["pdf"] = prep.pdf_report
         outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
         timings["write"] = prep.seconds["render"] + time.monotonic() - t3
         final = self._source_action(doc, src, decision)
@@ -293,13 +315,19 @@ class Pipeline:
         )
         return Outcome("done", outputs=outputs, final_path=final, pages=n)
 
-    def _prepare(self, doc: Document, src: Path, pages: list[str]) -> Prepared:
+    def _prepare(
+        self, doc: Document, src: Path, pages: list[str], texts: list[PageText] | None = None,
+        page_info: list[dict[str, Any]] | None = None,
+    ) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
         and every document worker share); here when the pool cannot run it: closed while the
         daemon stops, its worker crashed (by a page of another file running beside it), out of its memory limit,
         or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate (a
         ``RuntimeError`` or ``MemoryError`` after one more try here)."""
-        args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now())
+        pdf = None
+        if texts is not None and page_info is not None and self._pdf_wanted():
+            pdf = PdfInput(src, pdf_pages(texts, page_info), self.engine.output_is_markdown)
+        args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now(), pdf)
         task: RenderTask | None = None
         try:
             task = self.pool.submit(prepare_outputs, *args, priority=OPEN_PRIORITY)
@@ -310,6 +338,11 @@ class Pipeline:
                 self.pool.reset(task.executor)
             log.info("%s finishing in the daemon's process (render worker: %s)", doc.tag, type(e).__name__)
             return prepare_outputs(*args)
+
+    def _pdf_wanted(self) -> bool:
+        """Some route writes the searchable PDF (the route is known only after OCR, so the page
+        geometry and, for engines without word boxes, the line boxes are gathered for all)."""
+        return any("pdf" in r.formats for r in self.cfg.routes)
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
         timeout = self.cfg.engine.render_timeout
@@ -343,11 +376,17 @@ class Pipeline:
         info: dict[int, dict[str, Any]] = {}
         limit = self.cfg.engine.render_timeout
         next_i = 0
+        # An engine without word boxes (VLM) gets each page's line boxes from the render worker,
+        # for the searchable PDF's alignment (daemon.writers.pdflayout).
+        want_pdf = self._pdf_wanted()
+        with_lines = want_pdf and not getattr(self.engine, "word_boxes", False)
+        line_boxes: dict[int, PageLayout] = {}
         try:
             while len(results) < n:
                 while next_i < n and len(rendering) + len(ocr) < window:
                     # Page index as priority: the first pages of every document render first.
-                    rf = self.pool.submit(render.render_page, src, next_i, opts, priority=next_i)
+                    fn = render_page_with_lines if with_lines else render.render_page
+                    rf = self.pool.submit(fn, src, next_i, opts, priority=next_i)
                     rendering[rf] = next_i
                     next_i += 1
                 # Wake at the earliest render deadline, counted from when a worker took the page.
@@ -368,6 +407,8 @@ class Pipeline:
                         i = rendering.pop(f)
                         try:
                             page = f.result()
+                            if isinstance(page, tuple):  # render_page_with_lines
+                                page, line_boxes[i] = page
                         except cf.process.BrokenProcessPool as e:
                             self.pool.reset(f.executor)
                             raise WorkerCrash("the render worker crashed on this file") from e
@@ -382,6 +423,7 @@ class Pipeline:
                             "script": page.script,
                             "size": list(page.image.size),
                             "source_size": list(page.source_size),
+                            **({"crop_box": list(page.crop_box)} if page.crop_box else {}),
                         }
                         metrics.page_rendered(doc.id, f.started)
                         # The render stage already ran OSD; the Tesseract engine reuses its script.
@@ -391,6 +433,10 @@ class Pipeline:
                         i = ocr.pop(f)
                         results[i] = f.result()
                         metrics.page_recognized(doc.id, results[i].seconds)
+                        if not want_pdf:
+                            results[i].layout = None  # word boxes are kept only for the pdf output
+                        elif results[i].layout is None and i in line_boxes:
+                            results[i].layout = line_boxes.pop(i)
         finally:
             for r in rendering:
                 r.cancel()

@@ -18,6 +18,10 @@ All writers work from one :class:`daemon.document.model.Document` built once per
 - ``csv``  -> ``<stem>.table-<page>-<n>.csv`` per table, none for a document without tables
   (:mod:`daemon.writers.tables`)
 - ``xlsx`` -> ``<stem>.xlsx``, one sheet per table (a single note sheet if there is none)
+- ``pdf``  -> ``<stem>.pdf`` (``<stem>.ocr.pdf`` beside a PDF source of the same name): the
+  source's pages with an invisible text layer (:mod:`daemon.writers.pdf`). It is made from the
+  source file and the page geometry, not from the texts alone, so ``render_outputs`` does not
+  write it (it raises ``ValueError`` when asked); the pipeline calls ``write_pdf``.
 
 ``options`` (keyword, optional, an addition to the contract above that existing callers need
 not pass) carries writer settings that are not part of the document, such as the UTF-8 BOM on
@@ -36,7 +40,7 @@ from daemon.document.model import Document, parse_document
 log = logging.getLogger(__name__)
 
 #: Every format render_outputs understands (daemon.config.FORMATS lists the same).
-FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx")
+FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx", "pdf")
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ def render_outputs(
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise ValueError(f"unknown output format(s) {unknown}; known: {', '.join(FORMATS)}")
+    if "pdf" in formats:
+        raise ValueError("the pdf output is made from the source file: daemon.writers.pdf.write_pdf")
     doc = parsed if parsed is not None else parse_document(pages, markdown=markdown, language=language)
     out: dict[str, bytes] = {}
     for fmt in dict.fromkeys(formats):  # keep order, drop repeats

@@ -125,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
 
     src: Path = args.file
     formats = [f.strip().lower() for f in str(args.to).split(",") if f.strip()]
+    if "pdf" in formats:
+        print("convert: the pdf output is made from the source file and its pages, not from raw text; "
+              "route the source through the daemon with formats [pdf]", file=sys.stderr)
+        return int(ExitCode.CONFIG)
     bad = [f for f in formats if f not in FORMATS]
     if not formats or bad:
         print(f"convert: unknown format(s) {', '.join(bad) or '(none)'}; choose from {','.join(FORMATS)}", file=sys.stderr)

@@ -128,11 +128,12 @@ HELP: dict[str, str] = {
     "routes[].match.pages": "page range `{min, max}`",
     "routes[].match.has_table": "`true`/`false`: the text contains a table",
     "routes[].match.has_math": "`true`/`false`: the text contains LaTeX math",
-    "routes[].formats": "outputs: `txt`, `md`, `json`, `tex`, `csv`, `xlsx`",
+    "routes[].formats": "outputs: `txt`, `md`, `json`, `tex`, `csv`, `xlsx`, `pdf`",
     "routes[].destination": "`beside` (the source's folder) or a folder template with `{inbox} {language} {doctype} {yyyy} {mm} {dd} {stem}`",
     "routes[].source": "`keep`, `archive` (move to `archive_to`) or `delete` the source after the outputs are written",
     "routes[].archive_to": "folder template for `source: archive` (same placeholders)",
     "routes[].csv_bom": "start CSV files with a UTF-8 byte order mark, so Excel reads accents and CJK right",
+    "routes[].pdfa": "make the searchable PDF (`pdf` format) a PDF/A-2b through Ghostscript",
 }
 
 # (path prefix, model): the sections of the reference, in order.

@@ -62,6 +62,8 @@ def test_convert_refuses_bad_use(tmp_path: Path) -> None:
     assert p.returncode == 2 and "docx" in p.stderr
     p = convert(tmp_path / "missing.raw.md", "--to", "md")
     assert p.returncode == 2 and "cannot read" in p.stderr
+    p = convert(src, "--to", "txt,pdf", "--out", tmp_path / "o")  # the pdf needs the source file
+    assert p.returncode == 2 and "source file" in p.stderr and not (tmp_path / "o" / "x.txt").exists()
 
 
 def test_raw_page_format() -> None:

@@ -26,9 +26,10 @@ PIECES = [
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(st.sampled_from(PIECES), max_size=40).map("".join), min_size=1, max_size=3), st.booleans())
 def test_writers_never_fail(pages: list[str], markdown: bool) -> None:
-    out = render_outputs(pages, formats=list(FORMATS), stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+    fmts = [f for f in FORMATS if f != "pdf"]  # pdf is made from the source file (daemon.writers.pdf)
+    out = render_outputs(pages, formats=fmts, stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
     assert {"f.txt", "f.md", "f.json", "f.tex", "f.xlsx"} <= set(out)
-    assert out == render_outputs(pages, formats=list(FORMATS), stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+    assert out == render_outputs(pages, formats=fmts, stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

@@ -444,6 +444,10 @@ def main(argv: list[str] | None = None) -> int:
             "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if argv is None else " ".join(argv),
             "daemon_cmd": " ".join(args.daemon_cmd)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    # SIGTERM/SIGHUP (also delivered to background jobs, which ignore SIGINT) unwind like Ctrl-C, so
+    # the running daemon call's process group is killed and the temporary folder removed
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, _interrupt)
     tmp = Path(tempfile.mkdtemp(prefix="realdocs-eval-"))
     rows: list[dict] = []
     try:
@@ -472,6 +476,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _git(repo: Path, *a: str) -> str:
     try:
         return subprocess.run(["git", "-C", str(repo), *a], capture_output=True, text=True, check=True).stdout.strip()
@@ -480,4 +488,8 @@ def _git(repo: Path, *a: str) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

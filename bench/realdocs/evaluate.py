@@ -409,7 +409,11 @@ def main(argv: list[str] | None = None) -> int:
                     "the summary goes beside it as .summary.json and .summary.md")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one document may take")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
+    ap.add_argument("--summary-only", action="store_true",
+                    help="run nothing: rebuild the summary files from the rows already in --out (e.g. a cut-short run)")
     args = ap.parse_args(argv)
+    if args.summary_only:
+        return write_summary_from(args.out)
 
     repo = args.repo.resolve()
     args.daemon_cmd = (args.daemon_cmd or str(repo / ".venv" / "bin" / "ocr-daemon")).split()
@@ -467,12 +471,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+    write_summary(args.out, rows, meta)
+    return 0
+
+
+def write_summary(out: Path, rows: list[dict], meta: dict) -> None:
     s = summarise(rows, meta)
-    stem = args.out.with_suffix("")
+    stem = out.with_suffix("")
     Path(f"{stem}.summary.json").write_text(json.dumps(s, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     md = summary_markdown(s, rows)
     Path(f"{stem}.summary.md").write_text(md, encoding="utf-8")
     print(md)
+
+
+def write_summary_from(out: Path) -> int:
+    with open(out, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not lines or "meta" not in lines[0]:
+        print(f"{out}: no metadata line", file=sys.stderr)
+        return 2
+    write_summary(out, lines[1:], lines[0]["meta"])
     return 0
 
 

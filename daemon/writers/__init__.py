@@ -27,16 +27,13 @@ CSV files for Excel.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from daemon.document.model import Document, parse_document
 
 log = logging.getLogger(__name__)
-
-#: Every format render_outputs understands (daemon.config.FORMATS lists the same).
-FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx")
 
 
 @dataclass(frozen=True)
@@ -50,6 +47,68 @@ class WriterOptions:
     """
 
     csv_bom: bool = False
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """What one writer gets besides the document: the file stem, the sidecar, the engine's page
+    texts (the ``json`` output keeps them) and the writer options."""
+
+    stem: str
+    sidecar: dict[str, Any]
+    pages: Sequence[str]
+    options: WriterOptions
+
+
+#: A writer: the document and its job -> ``{file name: bytes}``.
+Writer = Callable[[Document, WriteJob], dict[str, bytes]]
+
+# Each writer module is imported on first use: openpyxl (xlsx) and the TeX checker cost import
+# time that a daemon writing only txt/md/json never needs to pay.
+
+
+def _txt(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.text import write_txt
+
+    return {f"{job.stem}.txt": write_txt(doc).encode("utf-8")}
+
+
+def _md(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.markdown import write_md
+
+    return {f"{job.stem}.md": write_md(doc).encode("utf-8")}
+
+
+def _json(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.jsonout import write_json
+
+    return {f"{job.stem}.json": write_json(doc, job.sidecar, job.pages).encode("utf-8")}
+
+
+def _tex(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.latex import write_tex
+
+    return {f"{job.stem}.tex": write_tex(doc).encode("utf-8")}
+
+
+def _csv(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.tables import write_csv
+
+    return write_csv(doc, job.stem, bom=job.options.csv_bom)
+
+
+def _xlsx(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.tables import write_xlsx
+
+    return {f"{job.stem}.xlsx": write_xlsx(doc)}
+
+
+#: The one list of output formats: ``{format: writer}``. ``daemon.config`` derives the
+#: ``formats:`` values a route may ask for from it (writers never import the config).
+WRITERS: dict[str, Writer] = {"txt": _txt, "md": _md, "json": _json, "tex": _tex, "csv": _csv, "xlsx": _xlsx}
+
+#: Every format render_outputs understands, in the registry's order.
+FORMATS: tuple[str, ...] = tuple(WRITERS)
 
 
 def render_outputs(
@@ -74,30 +133,8 @@ def render_outputs(
     if unknown:
         raise ValueError(f"unknown output format(s) {unknown}; known: {', '.join(FORMATS)}")
     doc = parsed if parsed is not None else parse_document(pages, markdown=markdown, language=language)
+    job = WriteJob(stem=stem, sidecar=sidecar, pages=pages, options=opts)
     out: dict[str, bytes] = {}
     for fmt in dict.fromkeys(formats):  # keep order, drop repeats
-        if fmt == "txt":
-            from daemon.writers.text import write_txt
-
-            out[f"{stem}.txt"] = write_txt(doc).encode("utf-8")
-        elif fmt == "md":
-            from daemon.writers.markdown import write_md
-
-            out[f"{stem}.md"] = write_md(doc).encode("utf-8")
-        elif fmt == "json":
-            from daemon.writers.jsonout import write_json
-
-            out[f"{stem}.json"] = write_json(doc, sidecar, pages).encode("utf-8")
-        elif fmt == "tex":
-            from daemon.writers.latex import write_tex
-
-            out[f"{stem}.tex"] = write_tex(doc).encode("utf-8")
-        elif fmt == "csv":
-            from daemon.writers.tables import write_csv
-
-            out.update(write_csv(doc, stem, bom=opts.csv_bom))
-        elif fmt == "xlsx":
-            from daemon.writers.tables import write_xlsx
-
-            out[f"{stem}.xlsx"] = write_xlsx(doc)
+        out.update(WRITERS[fmt](doc, job))
     return out

@@ -201,8 +201,11 @@ def reference_markdown() -> str:
         "values (no `/`, no `..`, no leading `-` or `.`), so a file name cannot steer outputs elsewhere.",
         "The shipped doctypes are `invoice`, `receipt`, `contract`, `bank_statement`, `scientific_paper`",
         "and `letter`, each with keywords in all 11 languages (zh en ja fr de es it nl pt sv da); a",
-        "document that reaches no threshold is `other`. When the last route is not a catch-all, a",
-        "built-in route writes `txt`, `md`, `json` beside the source and keeps it.",
+        "document that reaches no threshold is `other`. A file without a `doctypes:` section gets these",
+        "shipped doctypes (packaged as `daemon/config/doctypes.yaml`, the same section as rules.yaml);",
+        "`doctypes: {}` defines none, and `check-config` warns when a route then matches on `doctype`.",
+        "When the last route is not a catch-all, a built-in route writes `txt`, `md`, `json` beside the",
+        "source and keeps it.",
         "`ocr-daemon route --explain FILE` shows the detected language, every doctype's score and the",
         "matchers that fired, and for each route whether it matched or the first condition that failed.",
     ]
@@ -292,6 +295,17 @@ def test_shipped_doctypes_cover_all_languages() -> None:
         assert set(dt.keywords) == set(LANGUAGES), f"{name}: keywords for {sorted(set(LANGUAGES) - set(dt.keywords))} missing"
         for lang, kws in dt.keywords.items():
             assert len(kws) >= 5, f"{name}.{lang}: only {len(kws)} keywords"
+
+
+def test_packaged_default_doctypes_are_the_shipped_rules_doctypes() -> None:
+    """One source of truth: rules.yaml shows users the doctypes a file without ``doctypes:`` gets
+    (daemon/config/doctypes.yaml); edit both together."""
+    packaged = yaml.safe_load((REPO / "daemon/config/doctypes.yaml").read_text(encoding="utf-8"))
+    assert set(packaged) == {"doctypes"}
+    assert packaged["doctypes"] == yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))["doctypes"]
+    assert C.shipped_doctypes() == packaged["doctypes"]
+    no_section = C.parse_config_text("inboxes: [{path: in}]\n")
+    assert no_section.doctypes == load_config(SHIPPED).doctypes
 
 
 def test_every_shipped_key_has_a_comment() -> None:

@@ -33,7 +33,7 @@ from typing import Any, cast
 
 from daemon.config import Config
 from daemon.document.model import Document as ParsedDocument
-from daemon.document.model import parse_document
+from daemon.document.parse import parse_document
 from daemon.engines.base import Engine, PageRequest
 from daemon.errors import InputError, TransientError, WorkerCrash
 from daemon.fsio import (

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.document.model import Document, parse_document
+from daemon.document.model import Document
+from daemon.document.parse import parse_document
 
 log = logging.getLogger(__name__)
 

@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from daemon.document.inline import Run, parse_inline
 from daemon.document.model import (
     Block,
     Cell,
@@ -49,9 +50,7 @@ from daemon.document.model import (
     MathBlock,
     Paragraph,
     Rule,
-    Run,
     Table,
-    parse_inline,
 )
 from daemon.writers.text import display_width
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from daemon import __version__
 from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, filesystem_problems, load_config
 from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
+from daemon.fsio import is_within
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ def _inbox_for(cfg: Config, path: Path) -> str:
     ap = path.resolve()
     for ib in cfg.inboxes:
         root = ib.path.resolve()
-        if ap.parent == root or (ib.recursive and root in ap.parents):
+        if is_within(ap.parent, root) if ib.recursive else ap.parent == root:
             return ib.name
     return "once"
 

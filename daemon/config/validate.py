@@ -27,6 +27,7 @@ from daemon.config.load import LoadedYaml, line_for
 from daemon.config.normalise import normalise
 from daemon.config.schema import Config, InboxCfg, template_root
 from daemon.errors import ConfigError
+from daemon.fsio import is_within
 
 #: The built-in fallback doctype: a document no doctype claims.
 FALLBACK_DOCTYPE = "other"
@@ -164,7 +165,7 @@ def config_warnings(cfg: Config) -> list[str]:
     def inside(folder: Path) -> InboxCfg | None:
         f = folder.resolve()
         for ib, root in inbox_roots:
-            if f == root or (ib.recursive and root in f.parents):
+            if is_within(f, root) if ib.recursive else f == root:
                 return ib
         return None
 

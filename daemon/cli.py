@@ -15,7 +15,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from daemon import __version__
+from daemon import __version__, procenv
 from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, filesystem_problems, load_config
 from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
 from daemon.fsio import is_within
@@ -292,6 +292,8 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    # First: before any command imports Tesseract or starts a render worker (daemon.procenv says why).
+    procenv.apply()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command not in ("run",):

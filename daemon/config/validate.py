@@ -18,6 +18,7 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,7 @@ def validate(loaded: LoadedYaml) -> Config:
         cfg = Config.model_validate(data)
     except ValidationError as e:
         problems.extend(_model_problems(e, loaded))
-    problems.extend(f"{loaded.filename}:{line_for(loc, loaded.lines) if line is None else line} {_fmt_loc(loc)}: {msg}"
-                    for loc, line, msg in _cross_section_problems(data, loaded))
+    problems.extend(p.format(loaded) for p in _cross_section_problems(data, loaded))
     if problems or cfg is None:
         raise ConfigError(problems)
     return cfg
@@ -90,33 +90,52 @@ def _message(err: Any) -> str:
 # These read the raw (normalised) data, defensively: a value of the wrong shape is the model's
 # error to report, so it is skipped here rather than reported twice.
 
-Problem = tuple[tuple[Any, ...], int | None, str]  # (key path, line or None = the key path's, message)
+@dataclass(frozen=True)
+class _Problem:
+    """One cross-section problem: where (key path; ``line`` when more exact than the key's) and what."""
+
+    loc: tuple[Any, ...]
+    message: str
+    line: int | None = None
+
+    def format(self, loaded: LoadedYaml) -> str:
+        line = line_for(self.loc, loaded.lines) if self.line is None else self.line
+        return f"{loaded.filename}:{line} {_fmt_loc(self.loc)}: {self.message}"
 
 
-def _cross_section_problems(data: dict[str, Any], loaded: LoadedYaml) -> Iterator[Problem]:
+def _cross_section_problems(data: dict[str, Any], loaded: LoadedYaml) -> Iterator[_Problem]:
     inbox_names = _raw_inbox_names(data.get("inboxes"))
+    raw_routes = data.get("routes")
+    routes = [r if isinstance(r, dict) else {} for r in raw_routes] if isinstance(raw_routes, list) else []
+    doctypes = data.get("doctypes")
     if inbox_names is not None:
         yield from _repeated("inboxes", inbox_names, "inbox names must be unique; repeated: {} (set name: on each)")
-    routes = [r if isinstance(r, dict) else {} for r in data.get("routes") or []] if isinstance(data.get("routes"), list) else []
     yield from _repeated("routes", [r.get("name") for r in routes], "route names must be unique; repeated: {}")
-    doctypes = data.get("doctypes")
-    known_doctypes: set[str] | None = None
-    if isinstance(doctypes, dict):
-        if FALLBACK_DOCTYPE in doctypes:
-            yield (("doctypes", FALLBACK_DOCTYPE), None, "doctype 'other' is the built-in fallback and cannot be defined")
-        known_doctypes = {str(k) for k in doctypes} | {FALLBACK_DOCTYPE}
+    if isinstance(doctypes, dict) and FALLBACK_DOCTYPE in doctypes:
+        yield _Problem(("doctypes", FALLBACK_DOCTYPE), "doctype 'other' is the built-in fallback and cannot be defined")
+    known = {
+        "doctype": {str(k) for k in doctypes} | {FALLBACK_DOCTYPE} if isinstance(doctypes, dict) else None,
+        "inbox": None if inbox_names is None else set(inbox_names),
+    }
     for i, r in enumerate(routes):
-        match = r.get("match")
-        if not isinstance(match, dict):
+        yield from _route_references(i, r.get("match"), known, loaded)
+
+
+def _route_references(
+    i: int, match: Any, known: dict[str, set[str] | None], loaded: LoadedYaml
+) -> Iterator[_Problem]:
+    """Route ``i``'s ``match.doctype`` and ``match.inbox`` name things that exist (``known[key]``;
+    None: that section is malformed, its own errors say so)."""
+    if not isinstance(match, dict):
+        return
+    for key, valid in known.items():
+        values = match.get(key)
+        if valid is None or values is None:
             continue
-        for key, valid in (("doctype", known_doctypes), ("inbox", None if inbox_names is None else set(inbox_names))):
-            values = match.get(key)
-            if valid is None or values is None:
-                continue
-            for j, v in enumerate([values] if isinstance(values, str) else values if isinstance(values, list) else []):
-                if isinstance(v, str) and v not in valid:
-                    loc = ("routes", i, "match", key)
-                    yield (loc, loaded.lines.get((*loc, j)), f"{v!r} is not one of {sorted(valid)}")
+        for j, v in enumerate([values] if isinstance(values, str) else values if isinstance(values, list) else []):
+            if isinstance(v, str) and v not in valid:
+                loc = ("routes", i, "match", key)
+                yield _Problem(loc, f"{v!r} is not one of {sorted(valid)}", loaded.lines.get((*loc, j)))
 
 
 def _raw_inbox_names(inboxes: Any) -> list[str] | None:
@@ -138,7 +157,7 @@ def _raw_inbox_names(inboxes: Any) -> list[str] | None:
     return names
 
 
-def _repeated(section: str, names: list[Any], message: str) -> Iterator[Problem]:
+def _repeated(section: str, names: list[Any], message: str) -> Iterator[_Problem]:
     """One problem, at the first repeat, naming every name given more than once."""
     seen: set[str] = set()
     repeats: list[tuple[int, str]] = []
@@ -149,7 +168,7 @@ def _repeated(section: str, names: list[Any], message: str) -> Iterator[Problem]
             repeats.append((i, str(n)))
         seen.add(str(n))
     if repeats:
-        yield ((section, repeats[0][0]), None, message.format(sorted({n for _, n in repeats})))
+        yield _Problem((section, repeats[0][0]), message.format(sorted({n for _, n in repeats})))
 
 
 # ----------------------------------------------------------------------------- warnings

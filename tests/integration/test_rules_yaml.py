@@ -1,7 +1,7 @@
 """The shipped rules.yaml: it loads, documents every key with its default, classifies the corpus,
-and the README's rules.yaml reference (block ``section:config``) matches daemon/config.py.
+and the README's rules.yaml reference (block ``section:config``) matches daemon/config/schema.py.
 
-Regenerate the README block after changing daemon/config.py:
+Regenerate the README block after changing daemon/config/schema.py:
     .venv/bin/python tests/integration/test_rules_yaml.py --write-readme
 """
 
@@ -32,7 +32,7 @@ DOCTYPES = ("invoice", "receipt", "contract", "bank_statement", "scientific_pape
 
 # ----------------------------------------------------------------------------- reference text
 
-#: Meaning of every key (path as in the reference table). A key in config.py with neither an
+#: Meaning of every key (path as in the reference table). A key in daemon/config/schema.py with neither an
 #: entry here nor a ``Field(description=...)`` fails test_every_config_key_is_documented.
 HELP: dict[str, str] = {
     "daemon.state_dir": "folder of the journal (SQLite) and engine state",
@@ -234,7 +234,7 @@ def test_every_config_key_is_documented() -> None:
     missing = [p for p, _, meaning in reference_rows() if not meaning]
     assert not missing, f"add these keys to HELP in tests/integration/test_rules_yaml.py: {missing}"
     stale = set(HELP) - {p for p, _, _ in reference_rows()}
-    assert not stale, f"HELP documents keys config.py no longer has: {sorted(stale)}"
+    assert not stale, f"HELP documents keys daemon/config/schema.py no longer has: {sorted(stale)}"
 
 
 def test_readme_reference_matches_config() -> None:
@@ -254,7 +254,7 @@ def _flatten(data: Any, prefix: str) -> dict[str, Any]:
 
 
 def test_shipped_file_lists_every_setting_with_its_default() -> None:
-    """daemon/engine/inbox keys all appear in rules.yaml, with config.py's default value
+    """daemon/engine/inbox keys all appear in rules.yaml, with daemon/config/schema.py's default value
     (except the inbox's path and name, which are the production values)."""
     raw = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
     flat = _flatten({"daemon": raw["daemon"], "engine": raw["engine"]}, "")
@@ -265,7 +265,7 @@ def test_shipped_file_lists_every_setting_with_its_default() -> None:
         if default in ("(section)",) or path in ("inboxes[].path", "inboxes[].name"):
             continue
         shown = _fmt(flat[path])
-        assert shown == default or _num(shown) == _num(default), f"{path}: rules.yaml has {shown}, config.py {default}"
+        assert shown == default or _num(shown) == _num(default), f"{path}: rules.yaml has {shown}, schema.py {default}"
 
 
 def _num(s: str) -> float | str:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from daemon.document.model import _parse_inline_cached, parse_document, plain_text  # noqa: E402
+from daemon.document.inline import _parse_inline_cached, plain_text  # noqa: E402
+from daemon.document.parse import parse_document  # noqa: E402
 from daemon.writers import FORMATS, render_outputs  # noqa: E402
 
 

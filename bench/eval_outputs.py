@@ -33,7 +33,7 @@ import openpyxl
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from daemon.document.model import parse_document  # noqa: E402
+from daemon.document.parse import parse_document  # noqa: E402
 from daemon.writers.convert import _detect_language, split_raw_pages  # noqa: E402
 
 HELDOUT = ROOT / "bench" / "heldout_outputs"

@@ -17,9 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from daemon import __version__
+from daemon import __version__, procenv
 from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, filesystem_problems, load_config
 from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
+from daemon.fsio import is_within
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ def _inbox_for(cfg: Config, path: Path) -> str:
     ap = path.resolve()
     for ib in cfg.inboxes:
         root = ib.path.resolve()
-        if ap.parent == root or (ib.recursive and root in ap.parents):
+        if is_within(ap.parent, root) if ib.recursive else ap.parent == root:
             return ib.name
     return "once"
 
@@ -332,6 +333,8 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    # First: before any command imports Tesseract or starts a render worker (daemon.procenv says why).
+    procenv.apply()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command not in ("run",):

@@ -7,6 +7,10 @@ Contract:
 - ``plan_output_set`` picks the output names for a document: ``<stem>.<ext>``, or ``<stem>-N.<ext>``
   when a *different* file already has the name. Paths this document already owns (recorded in
   the journal before a crash) are reused, so a repeat writes the same names, never a second set.
+- ``is_within(path, folder)`` is the one "is this path that folder or inside it" test: whole path
+  components (``/srv/inbox2`` is not inside ``/srv/inbox``), no file system access; callers
+  resolve both sides the way their check needs (``realpath`` to see through links, ``abspath``
+  not to).
 - ``move_file`` renames only: across filesystems it raises ``TransientError`` rather than silently
   copying and deleting (a half-copied source must never be the only copy).
 """
@@ -18,7 +22,7 @@ import errno
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from daemon.errors import TransientError
 
@@ -201,3 +205,10 @@ def same_filesystem(a: Path, b: Path) -> bool:
         return p.stat().st_dev
 
     return dev(a) == dev(b)
+
+
+def is_within(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """True if ``path`` is ``folder`` or inside it, comparing whole components lexically (see the
+    module contract); both should be absolute, or both relative to one folder."""
+    p, f = PurePath(path), PurePath(folder)
+    return p == f or f in p.parents

@@ -156,20 +156,3 @@ class RouteDecision:
     source_action: str  # keep | archive | delete
     archive_dir: Path | None = None
     csv_bom: bool = False  # CSV files start with a UTF-8 BOM (Excel)
-
-
-@dataclass
-class OcrResult:
-    """Everything the output writers need about a processed document."""
-
-    document: Document
-    pages: list[PageText]
-    page_info: list[dict[str, Any]]  # per page: rotation, cropped, size
-    classification: Classification
-    route: RouteDecision
-    engine: str
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return "\n\n".join(p.text for p in self.pages)

@@ -18,6 +18,11 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/docgen.py importable as docgen
 
+# In-process tests load Tesseract as the daemon does: set what its entry point sets (daemon/procenv.py).
+from daemon import procenv  # noqa: E402
+
+procenv.apply()
+
 
 def write_rules(tmp: Path, data: dict[str, Any] | None = None, **sections: Any) -> Path:
     """Write a rules.yaml in ``tmp`` with state/failed/inbox folders inside it.

@@ -22,8 +22,9 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
   final pass's words with their boxes on the page image, by line in reading order (for the
   searchable PDF; read from the recognised page, a few ms).
 
-``OMP_THREAD_LIMIT=1`` is set before tesserocr is imported: Debian's OpenMP build of Tesseract
-is ~8x slower on a 2-core machine otherwise, and our parallelism is one page per thread anyway.
+``OMP_THREAD_LIMIT=1`` must be in the environment before tesserocr is imported: Debian's OpenMP
+build of Tesseract is ~8x slower on a 2-core machine otherwise, and our parallelism is one page
+per thread anyway. The entry point sets it (:mod:`daemon.procenv`), not this module.
 
 Language choice (measured on generated full pages, bench/RESULTS.md "Tesseract language
 strategy"; CER = character error rate vs the known text, CPU s/page on this 2-core box):
@@ -69,13 +70,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # before any tesserocr import (see docstring)
-
-from daemon.config import EngineCfg  # noqa: E402
-from daemon.engines.base import Engine, PageRequest  # noqa: E402
-from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError  # noqa: E402
-from daemon.models import PageLayout, PageText, TextBox, TextLine  # noqa: E402
-from daemon.pages.render import detect_orientation, tessdata_dir  # noqa: E402
+from daemon.config import EngineCfg
+from daemon.engines.base import Engine, PageRequest
+from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
+from daemon.models import PageLayout, PageText, TextBox, TextLine
+from daemon.pages.render import detect_orientation, tessdata_dir
 
 __all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
 

@@ -28,6 +28,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from daemon.config import InboxCfg
+from daemon.fsio import is_within
 from daemon.models import Candidate
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ def fs_type(path: Path) -> str:
                 if len(parts) < 3:
                     continue
                 mnt = parts[1].replace("\\040", " ")
-                if (target == mnt or target.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                if is_within(target, mnt) and len(mnt) >= len(best):
                     best, kind = mnt, parts[2]
         return kind
     except OSError:
@@ -123,7 +124,7 @@ class InboxWatcher:
         if len(rel.parts) > 1 and (not inbox.recursive or any(is_temp_name(p) for p in rel.parts[:-1])):
             return False
         ap = Path(os.path.abspath(path))
-        if any(ex == ap or ex in ap.parents for ex in self._excluded):
+        if any(is_within(ap, ex) for ex in self._excluded):
             return False
         if self._is_output is not None and self._is_output(ap):
             return False

@@ -65,15 +65,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Must precede the first tesserocr import anywhere in the process (see daemon/engines/tesseract).
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+import numpy as np
+import pymupdf
+from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
-import numpy as np  # noqa: E402
-import pymupdf  # noqa: E402
-from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError  # noqa: E402
-
-from daemon.errors import InputError  # noqa: E402
-from daemon.models import Page, RenderOptions  # noqa: E402
+from daemon.errors import InputError
+from daemon.models import Page, RenderOptions
 
 __all__ = [
     "probe",

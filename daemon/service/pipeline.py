@@ -33,7 +33,7 @@ from typing import Any, cast
 
 from daemon.config import Config
 from daemon.document.model import Document as ParsedDocument
-from daemon.document.model import parse_document
+from daemon.document.parse import parse_document
 from daemon.engines.base import Engine, PageRequest
 from daemon.errors import InputError, TransientError, WorkerCrash
 from daemon.fsio import (
@@ -42,6 +42,7 @@ from daemon.fsio import (
     error_note_name,
     fit_stem,
     fsync_dir,
+    is_within,
     move_file,
     plan_output_set,
     remove_stale_temp,
@@ -237,7 +238,7 @@ class Pipeline:
         if inbox is not None:
             root = os.path.realpath(inbox.path)
             real = os.path.realpath(src.parent)
-            if real != root and not real.startswith(root.rstrip("/") + "/"):
+            if not is_within(real, root):
                 raise InputError("the file's folder resolves outside the inbox (a symlinked folder); refused")
         try:
             # O_NOFOLLOW|O_NONBLOCK: never follow a link swapped in since the lstat, never block

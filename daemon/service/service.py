@@ -32,6 +32,7 @@ from daemon.config import Config, filesystem_problems, load_config, template_roo
 from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
+from daemon.fsio import is_within
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.watch import InboxWatcher
 from daemon.journal.store import Journal
@@ -98,7 +99,7 @@ def archive_roots(cfg: Config) -> list[Path]:
     for r in cfg.routes:
         if r.source == "archive" and r.archive_to:
             root = os.path.abspath(template_root(r.archive_to))
-            if not any(ib == root or ib.startswith(root.rstrip("/") + "/") for ib in inboxes):
+            if not any(is_within(ib, root) for ib in inboxes):
                 roots.append(Path(root))
     return roots
 

@@ -571,7 +571,7 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
     if markdown:
         # Language and keywords read the words only: the HTML table tags and LaTeX of engine
         # Markdown are Latin letters that outweigh a short Chinese or Japanese text.
-        from daemon.document.model import parse_document
+        from daemon.document.parse import parse_document
 
         head = parse_document([head], markdown=True).text()
     lang, conf = detect_language(head)

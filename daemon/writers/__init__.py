@@ -18,6 +18,8 @@ All writers work from one :class:`daemon.document.model.Document` built once per
 - ``csv``  -> ``<stem>.table-<page>-<n>.csv`` per table, none for a document without tables
   (:mod:`daemon.writers.tables`)
 - ``xlsx`` -> ``<stem>.xlsx``, one sheet per table (a single note sheet if there is none)
+- ``pdf`` (``SOURCE_FORMATS``) is listed in ``FORMATS`` but made from the source file by
+  :mod:`daemon.writers.pdf`; ``render_outputs`` refuses it.
 - ``pdf``  -> ``<stem>.pdf`` (``<stem>.ocr.pdf`` beside a PDF source of the same name): the
   source's pages with an invisible text layer (:mod:`daemon.writers.pdf`). It is made from the
   source file and the page geometry, not from the texts alone, so ``render_outputs`` does not
@@ -31,16 +33,14 @@ CSV files for Excel.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.document.model import Document, parse_document
+from daemon.document.model import Document
+from daemon.document.parse import parse_document
 
 log = logging.getLogger(__name__)
-
-#: Every format render_outputs understands (daemon.config.FORMATS lists the same).
-FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx", "pdf")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,72 @@ class WriterOptions:
     """
 
     csv_bom: bool = False
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """What one writer gets besides the document: the file stem, the sidecar, the engine's page
+    texts (the ``json`` output keeps them) and the writer options."""
+
+    stem: str
+    sidecar: dict[str, Any]
+    pages: Sequence[str]
+    options: WriterOptions
+
+
+#: A writer: the document and its job -> ``{file name: bytes}``.
+Writer = Callable[[Document, WriteJob], dict[str, bytes]]
+
+# Each writer module is imported on first use: openpyxl (xlsx) and the TeX checker cost import
+# time that a daemon writing only txt/md/json never needs to pay.
+
+
+def _txt(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.text import write_txt
+
+    return {f"{job.stem}.txt": write_txt(doc).encode("utf-8")}
+
+
+def _md(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.markdown import write_md
+
+    return {f"{job.stem}.md": write_md(doc).encode("utf-8")}
+
+
+def _json(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.jsonout import write_json
+
+    return {f"{job.stem}.json": write_json(doc, job.sidecar, job.pages).encode("utf-8")}
+
+
+def _tex(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.latex import write_tex
+
+    return {f"{job.stem}.tex": write_tex(doc).encode("utf-8")}
+
+
+def _csv(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.tables import write_csv
+
+    return write_csv(doc, job.stem, bom=job.options.csv_bom)
+
+
+def _xlsx(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.tables import write_xlsx
+
+    return {f"{job.stem}.xlsx": write_xlsx(doc)}
+
+
+#: The one list of output formats: ``{format: writer}``. ``daemon.config`` derives the
+#: ``formats:`` values a route may ask for from it (writers never import the config).
+WRITERS: dict[str, Writer] = {"txt": _txt, "md": _md, "json": _json, "tex": _tex, "csv": _csv, "xlsx": _xlsx}
+
+#: Formats made from the source file itself, not from the document model: the searchable PDF
+#: (daemon.writers.pdf.write_pdf, called by the pipeline with the source and the page layouts).
+SOURCE_FORMATS: tuple[str, ...] = ("pdf",)
+
+#: Every format a route may ask for: the registry's, then the source-file ones.
+FORMATS: tuple[str, ...] = (*WRITERS, *SOURCE_FORMATS)
 
 
 def render_outputs(
@@ -77,33 +143,11 @@ def render_outputs(
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise ValueError(f"unknown output format(s) {unknown}; known: {', '.join(FORMATS)}")
-    if "pdf" in formats:
-        raise ValueError("the pdf output is made from the source file: daemon.writers.pdf.write_pdf")
+    if made_from_source := [f for f in formats if f in SOURCE_FORMATS]:
+        raise ValueError(f"{made_from_source} are made from the source file (daemon.writers.pdf.write_pdf), not here")
     doc = parsed if parsed is not None else parse_document(pages, markdown=markdown, language=language)
+    job = WriteJob(stem=stem, sidecar=sidecar, pages=pages, options=opts)
     out: dict[str, bytes] = {}
     for fmt in dict.fromkeys(formats):  # keep order, drop repeats
-        if fmt == "txt":
-            from daemon.writers.text import write_txt
-
-            out[f"{stem}.txt"] = write_txt(doc).encode("utf-8")
-        elif fmt == "md":
-            from daemon.writers.markdown import write_md
-
-            out[f"{stem}.md"] = write_md(doc).encode("utf-8")
-        elif fmt == "json":
-            from daemon.writers.jsonout import write_json
-
-            out[f"{stem}.json"] = write_json(doc, sidecar, pages).encode("utf-8")
-        elif fmt == "tex":
-            from daemon.writers.latex import write_tex
-
-            out[f"{stem}.tex"] = write_tex(doc).encode("utf-8")
-        elif fmt == "csv":
-            from daemon.writers.tables import write_csv
-
-            out.update(write_csv(doc, stem, bom=opts.csv_bom))
-        elif fmt == "xlsx":
-            from daemon.writers.tables import write_xlsx
-
-            out[f"{stem}.xlsx"] = write_xlsx(doc)
+        out.update(WRITERS[fmt](doc, job))
     return out

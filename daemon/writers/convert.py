@@ -120,7 +120,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``convert``; returns the process exit code."""
-    from daemon.document.model import parse_document
+    from daemon.document.parse import parse_document
     from daemon.writers import FORMATS, WriterOptions, render_outputs
 
     src: Path = args.file

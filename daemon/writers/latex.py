@@ -6,7 +6,8 @@ Design decisions (each one is about compiling *every* document, whatever the eng
   can be taken as an optional argument); control characters are dropped; characters the Latin
   Modern text font lacks (lowercase Greek, arrows, roman numerals, box drawing …) and that are
   not CJK are set in a fallback font (DejaVu Sans, or Noto Sans CJK in CJK documents).
-- Math is kept as LaTeX, after a light repair and a structural check (:func:`prepare_math`):
+- Math is kept as LaTeX, after a light repair (:func:`prepare_math`) and a structural check
+  (:func:`daemon.writers.texmath.check_math`, its own module):
   ``%``/``#`` escaped, ``\\label``/``\\tag`` handled, top-level ``align``/``gather``/``equation``
   environments turned into their inner forms (``aligned``, ``gathered``) inside ``\\[…\\]``,
   Unicode symbols mapped to commands, CJK wrapped in ``\\text``. Math that still fails the check
@@ -29,15 +30,18 @@ Design decisions (each one is about compiling *every* document, whatever the eng
   xeCJK with Noto Serif/Sans CJK (``JP`` variants for Japanese, else ``SC``) from Debian's
   fonts-noto-cjk.
 - Each page of the source starts on a new page (``\\newpage``).
+
+Over 500 lines: text escaping with the font fallback, the math repairs and the ``longtable``
+layout are all this one output's rules and share the escaper; the part that stands alone, the
+math checker, is :mod:`daemon.writers.texmath`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
+from daemon.document.inline import Run, parse_inline
 from daemon.document.model import (
     Block,
     Cell,
@@ -49,10 +53,9 @@ from daemon.document.model import (
     MathBlock,
     Paragraph,
     Rule,
-    Run,
     Table,
-    parse_inline,
 )
+from daemon.writers.texmath import MathError, check_math, command_names, words
 from daemon.writers.text import display_width
 
 # --------------------------------------------------------------------------------------------
@@ -163,17 +166,9 @@ def esc(text: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Math
+# Math: repairs, then the structural check (daemon.writers.texmath)
 
 
-def _words(s: str) -> frozenset[str]:
-    return frozenset(s.split())
-
-
-ALLOWED_ENVS = _words(
-    "matrix pmatrix bmatrix Bmatrix vmatrix Vmatrix smallmatrix cases aligned alignedat gathered "
-    "array subarray split"
-)
 # Top-level display environments -> the inner form that works inside \[ \] and inline.
 _ENV_RENAME = {
     "align": "aligned", "align*": "aligned", "flalign": "aligned", "flalign*": "aligned",
@@ -182,308 +177,6 @@ _ENV_RENAME = {
     "split": "aligned",
 }  # fmt: skip
 _ENV_DROP = {"equation", "equation*", "displaymath", "math"}
-# TeX programming and document-level commands: never run them from OCR text.
-_FORBIDDEN = _words(
-    "def edef gdef xdef let futurelet newcommand renewcommand providecommand DeclareMathOperator "
-    "newenvironment renewenvironment input include InputIfFileExists openin openout read write "
-    "immediate catcode csname endcsname expandafter documentclass usepackage makeatletter "
-    "makeatother special par item section subsection chapter newpage clearpage vskip hskip "
-    "halign valign noalign output everypar errmessage loop"
-)
-_GENFRAC = _words("over atop choose above brace brack overwithdelims atopwithdelims abovewithdelims")
-# Large operators (\mathop): only these may take \limits / \nolimits.
-_LIMIT_OPS = _words(
-    "sum prod coprod int iint iiint oint bigcup bigcap bigsqcup bigvee bigwedge bigodot bigotimes "
-    "bigoplus biguplus lim limsup liminf max min sup inf det gcd Pr arg log ln exp sin cos tan "
-    "dim ker hom deg injlim projlim varlimsup varliminf"
-)
-# Commands that may stand as an unbraced argument of ^, _ or a command (x^\prime, \hat\alpha);
-# any other command there needs braces (x^\sqrt{2}, x^\sum, x^\, are compile errors).
-_SIMPLE_ARGS = _words(
-    "alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi "
-    "pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta "
-    "Lambda Xi Pi Sigma Upsilon Phi Psi Omega infty prime ast star circ bullet dagger ddagger pm "
-    "mp times cdot top bot ell hbar partial nabla emptyset varnothing cdots ldots dots vdots "
-    "ddots imath jmath aleph wp Re Im surd angle flat natural sharp"
-)
-# Control symbols (backslash + one non-letter) that mean something in math mode.
-_CONTROL_SYMBOLS = frozenset(",;:!> {}|#$%&_/-\n\t")
-# Text-mode commands that are errors in math mode.
-_TEXT_ONLY = _words(
-    "textbackslash textasciitilde textasciicircum textbar textless textgreater textquotedbl "
-    "textdollar textunderscore verb footnote vspace newline noindent centering raggedright "
-    "raggedleft linebreak pagebreak caption includegraphics"
-)
-# Commands taking a fixed number of mandatory arguments (a missing one is a compile error).
-_NARGS = {
-    "frac": 2, "dfrac": 2, "tfrac": 2, "cfrac": 2, "binom": 2, "dbinom": 2, "tbinom": 2,
-    "overset": 2, "underset": 2, "stackrel": 2, "sqrt": 1, "text": 1, "textrm": 1, "textbf": 1,
-    "textit": 1, "mathrm": 1, "mathbf": 1, "mathit": 1, "mathsf": 1, "mathtt": 1, "mathcal": 1,
-    "mathbb": 1, "mathfrak": 1, "mathscr": 1, "boldsymbol": 1, "bm": 1, "operatorname": 1,
-    "hat": 1, "widehat": 1, "tilde": 1, "widetilde": 1, "bar": 1, "overline": 1, "underline": 1,
-    "vec": 1, "dot": 1, "ddot": 1, "check": 1, "breve": 1, "acute": 1, "grave": 1, "mathring": 1,
-    "overbrace": 1, "underbrace": 1, "overrightarrow": 1, "overleftarrow": 1, "substack": 1,
-    "mbox": 1, "hbox": 1, "cancel": 1, "pmod": 1, "bmod": 0, "xrightarrow": 1, "xleftarrow": 1,
-    "phantom": 1, "hphantom": 1, "vphantom": 1, "boxed": 1, "textsf": 1, "texttt": 1, "emph": 1,
-}  # fmt: skip
-_DELIMS = {"(", ")", "[", "]", "|", ".", "/", "<", ">", "\\{", "\\}", "\\|", "\\langle", "\\rangle",
-           "\\lvert", "\\rvert", "\\lVert", "\\rVert", "\\vert", "\\Vert", "\\lfloor", "\\rfloor",
-           "\\lceil", "\\rceil", "\\uparrow", "\\downarrow", "\\updownarrow", "\\Uparrow",
-           "\\Downarrow", "\\backslash", "\\lbrace", "\\rbrace", "\\lbrack", "\\rbrack", "\\lgroup",
-           "\\rgroup", "\\lmoustache", "\\rmoustache", "\\Updownarrow"}  # fmt: skip
-_SIZED = {"left", "right", "middle", "big", "Big", "bigg", "Bigg", "bigl", "bigr", "Bigl", "Bigr",
-          "biggl", "biggr", "Biggl", "Biggr", "bigm", "Bigm", "biggm", "Biggm"}  # fmt: skip
-# Commands the preamble defines (no \providecommand fallback written for these).
-_TOKEN = re.compile(r"\\([A-Za-z]+\*?|.)|(\s+)|(.)", re.S)
-
-
-class MathError(ValueError):
-    pass
-
-
-def _tokens(tex: str) -> list[str]:
-    toks = []
-    for m in _TOKEN.finditer(tex):
-        if m.group(1) is not None:
-            toks.append("\\" + m.group(1))
-        elif m.group(2) is not None:
-            toks.append(" ")
-        else:
-            toks.append(m.group(3))
-    return toks
-
-
-@dataclass
-class _Check:
-    """Result of the structural check of one math string."""
-
-    top_amp: bool = False  # '&' outside any alignment environment
-    top_newline: bool = False  # '\\' outside any environment
-
-
-# Most '&' a row of an environment may hold (more is "Extra alignment tab"); None = no limit.
-_ENV_MAX_AMPS: dict[str, int | None] = {"cases": 1, "gathered": 0, "split": 1, "subarray": 0}
-_MATRIX_MAX_AMPS = 9  # amsmath's MaxMatrixCols = 10
-_ENV_SPEC_ARG = {"array", "subarray", "alignedat"}  # environments whose first argument is required
-
-
-def _array_columns(spec: str) -> int:
-    """Columns of an array preamble like ``{|c|c|l|}`` or ``{cp{2cm}r}``."""
-    spec = re.sub(r"\{[^{}]*\}", "", spec.strip()[1:-1]) if spec.startswith("{") else spec
-    return max(1, sum(1 for ch in spec if ch in "lcrpmbX"))
-
-
-def check_math(tex: str) -> _Check:
-    """Structural check of math source (see the module docstring); raises MathError."""
-    toks = _tokens(tex)
-    res = _Check()
-    envs: list[dict[str, Any]] = []  # open environments: name, '&' in the current row, limit
-    groups: list[str] = []  # per open brace: the command it is an argument of ("" if none)
-    lr: list[int] = [0]  # \left…\right balance per group/environment cell
-    genfrac: list[int] = [0]  # \over-style fractions per group/environment cell (one allowed)
-    sup = sub = False
-    i = 0
-    prev_cmd = ""
-    prev_sig = ""  # the last significant token ("}" + owner for a closed group)
-
-    def check_arg(j: int, what: str) -> None:
-        """The unbraced one-token argument ending at j must be something TeX takes as one."""
-        arg = toks[j - 1]
-        if arg in ("'", "~") or (arg.startswith("\\") and arg[1:] not in _SIMPLE_ARGS):
-            raise MathError(f"{what}{arg} needs braces")
-
-    def next_atom(k: int) -> int:
-        """Index after the atom starting at k (skipping spaces); -1 if none."""
-        while k < len(toks) and toks[k] == " ":
-            k += 1
-        if k >= len(toks) or toks[k] in ("}", "&", "\\\\", "^", "_", "\\begin", "\\end"):
-            return -1
-        if toks[k] == "{":
-            depth = 0
-            for j in range(k, len(toks)):
-                if toks[j] == "{":
-                    depth += 1
-                elif toks[j] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        return j + 1
-            return -1
-        return k + 1
-
-    while i < len(toks):
-        t = toks[i]
-        if t == " ":
-            i += 1
-            continue
-        if t == "{":
-            groups.append(prev_cmd)
-            lr.append(0)
-            genfrac.append(0)
-            sup = sub = False
-        elif t == "}":
-            if not groups:
-                raise MathError("unbalanced }")
-            owner = groups.pop()
-            genfrac.pop()
-            if lr.pop() != 0:
-                raise MathError("\\left without \\right in a group")
-            sup = sub = False
-            prev_sig = "}" + owner
-            prev_cmd = ""
-            i += 1
-            continue
-        elif t in ("^", "_"):
-            # x'^2 is fine: the prime takes the superscript that follows it
-            if (t == "^" and sup and prev_sig != "'") or (t == "_" and sub):
-                raise MathError("double script")
-            if t == "^":
-                sup = True
-            else:
-                sub = True
-            j = next_atom(i + 1)
-            if j == -1:
-                raise MathError("script without argument")
-            check_arg(j, t)  # x^\sqrt{2}: "Missing { inserted"
-            i = j
-            prev_sig = "script"
-            prev_cmd = ""
-            continue
-        elif t == "'":
-            # a prime is a superscript: x^2' and x' ' are double superscripts; x'' is fine
-            if sup and toks[i - 1] != "'":
-                raise MathError("prime after superscript")
-            sup = True
-            prev_sig = t
-            i += 1
-            continue
-        elif t in ("\\begin", "\\end"):
-            k = i + 1
-            while k < len(toks) and toks[k] == " ":
-                k += 1
-            j = next_atom(k)
-            if j == -1 or toks[k] != "{":
-                raise MathError("malformed environment")
-            name = "".join(toks[k + 1 : j - 1]).strip()
-            if t == "\\begin":
-                if name not in ALLOWED_ENVS:
-                    raise MathError(f"environment {name} not allowed in math")
-                limit = _ENV_MAX_AMPS.get(name, _MATRIX_MAX_AMPS if "matrix" in name else None)
-                if name in _ENV_SPEC_ARG:
-                    k0 = j
-                    while k0 < len(toks) and toks[k0] == " ":
-                        k0 += 1
-                    j2 = next_atom(k0)
-                    if j2 == -1 or toks[k0] != "{":
-                        raise MathError(f"{name} needs its argument")
-                    if name in ("array", "subarray"):
-                        limit = _array_columns("".join(toks[j:j2]).strip()) - 1
-                    j = j2
-                envs.append({"name": name, "amps": 0, "limit": limit})
-                lr.append(0)
-                genfrac.append(0)
-            else:
-                if not envs or envs[-1]["name"] != name:
-                    raise MathError(f"\\end{{{name}}} does not match")
-                envs.pop()
-                genfrac.pop()
-                if lr.pop() != 0:
-                    raise MathError("\\left without \\right in an environment")
-            i = j
-            sup = sub = False
-            prev_cmd = ""
-            continue
-        elif t in ("&", "\\\\"):
-            if lr[-1] != 0:
-                raise MathError("\\left…\\right across a cell")
-            genfrac[-1] = 0
-            if envs:
-                frame = envs[-1]
-                if t == "&":
-                    frame["amps"] += 1
-                    if frame["limit"] is not None and frame["amps"] > frame["limit"]:
-                        raise MathError(f"too many columns in {frame['name']}")
-                else:
-                    frame["amps"] = 0
-            elif groups and t == "\\\\" and groups[-1] in ("\\substack", "\\shortstack"):
-                pass  # \substack{a \\ b}: rows of the subscript
-            elif groups:
-                raise MathError(f"{t} inside a group outside an environment")
-            elif t == "&":
-                res.top_amp = True
-            else:
-                res.top_newline = True
-            sup = sub = False
-        elif t in ("$", "\\(", "\\)", "\\[", "\\]"):
-            raise MathError(f"math delimiter {t} inside math")
-        elif len(t) == 2 and t[0] == "\\" and not t[1].isalpha() and t[1] not in _CONTROL_SYMBOLS:
-            raise MathError(f"unknown control symbol {t}")
-        elif t.startswith("\\") and len(t) > 1:
-            name = t[1:].rstrip("*")
-            if name in _FORBIDDEN or name in _TEXT_ONLY or name.startswith("end"):
-                raise MathError(f"\\{name} not allowed in math")
-            if name == "hline" and not envs:
-                raise MathError("\\hline outside an array")
-            if name in _GENFRAC:
-                genfrac[-1] += 1
-                if genfrac[-1] > 1:
-                    raise MathError("ambiguous: two \\over-style fractions in one group")
-            if name in ("limits", "nolimits") and not (
-                prev_sig[1:] in _LIMIT_OPS or prev_sig[2:] in ("operatorname*", "mathop")
-            ):
-                raise MathError("\\limits must follow a math operator")
-            if name in _SIZED:
-                k = i + 1
-                while k < len(toks) and toks[k] == " ":
-                    k += 1
-                if k >= len(toks) or toks[k] not in _DELIMS:
-                    raise MathError(f"\\{name} without a delimiter")
-                if name == "left":
-                    lr[-1] += 1
-                elif name == "right":
-                    lr[-1] -= 1
-                    if lr[-1] < 0:
-                        raise MathError("\\right without \\left")
-                elif name == "middle" and lr[-1] <= 0:
-                    raise MathError("\\middle outside \\left…\\right")
-                i = k + 1
-                sup = sub = False
-                prev_cmd = ""
-                continue
-            need = _NARGS.get(name, 0)
-            if need:
-                k = i + 1
-                if name == "sqrt":  # optional [n]
-                    while k < len(toks) and toks[k] == " ":
-                        k += 1
-                    if k < len(toks) and toks[k] == "[":
-                        while k < len(toks) and toks[k] != "]":
-                            k += 1
-                        k += 1
-                for _ in range(need):
-                    k2 = next_atom(k)
-                    if k2 == -1:
-                        raise MathError(f"\\{name} is missing an argument")
-                    check_arg(k2, t)
-                    k = k2
-            if name not in ("limits", "nolimits", "displaystyle"):
-                sup = sub = False
-            prev_cmd = t
-            if name not in ("limits", "nolimits"):
-                prev_sig = t
-            i += 1
-            continue
-        else:
-            sup = sub = False
-        prev_cmd = ""
-        prev_sig = t
-        i += 1
-    if groups:
-        raise MathError("unbalanced {")
-    if envs:
-        raise MathError(f"unclosed environment {envs[-1]['name']}")
-    if lr[-1] != 0:
-        raise MathError("\\left without \\right")
-    return res
 
 
 _TAG = re.compile(r"\\tag\*?\s*\{([^{}]*)\}")
@@ -552,10 +245,6 @@ def prepare_math(tex: str, *, display: bool) -> str | None:
 
 def _verbatim(tex: str) -> str:
     return "\\texttt{" + esc(tex) + "}"
-
-
-def command_names(tex: str) -> set[str]:
-    return set(re.findall(r"\\([A-Za-z]+)", tex))
 
 
 # --------------------------------------------------------------------------------------------
@@ -815,7 +504,8 @@ def _rule_after(grid: list[list[Cell]], r: int, t: Table) -> str:
 # --------------------------------------------------------------------------------------------
 # Document
 
-_PREAMBLE_KNOWN = _words(
+# Commands the preamble defines (no \providecommand fallback written for these).
+_PREAMBLE_KNOWN = words(
     """frac dfrac tfrac cfrac binom sqrt left right big Big bigg Bigg bigl bigr Bigl Bigr sum prod int
     iint iiint oint lim sup inf max min log ln exp sin cos tan cot sec csc arcsin arccos arctan sinh
     cosh tanh det dim ker deg gcd Pr arg text textrm textbf textit mathrm mathbf mathit mathsf

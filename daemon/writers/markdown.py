@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 
+from daemon.document.inline import Run, parse_inline
 from daemon.document.model import (
     Block,
     CodeBlock,
@@ -22,9 +23,7 @@ from daemon.document.model import (
     MathBlock,
     Paragraph,
     Rule,
-    Run,
     Table,
-    parse_inline,
 )
 
 PAGE_MARK = "<!-- page {n} -->"

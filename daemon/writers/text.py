@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from daemon.document.inline import plain_text
 from daemon.document.model import (
     Block,
     CodeBlock,
@@ -23,7 +24,6 @@ from daemon.document.model import (
     Paragraph,
     Rule,
     Table,
-    plain_text,
 )
 
 COL_GAP = "  "

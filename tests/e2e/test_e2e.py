@@ -15,7 +15,7 @@ from conftest import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
-# (file name, maker, language, doctype) -- the texts come from tests/corpus.py
+# (file name, maker, language, doctype) -- the texts come from tests/data/corpus.yaml (tests/corpus.py)
 DOCS = [
     ("rechnung.png", "png", "de", "invoice"),
     ("facture.pdf", "pdf-scan", "fr", "invoice"),

@@ -1,7 +1,7 @@
 """The shipped rules.yaml: it loads, documents every key with its default, classifies the corpus,
-and the README's rules.yaml reference (block ``section:config``) matches daemon/config.py.
+and the README's rules.yaml reference (block ``section:config``) matches daemon/config/schema.py.
 
-Regenerate the README block after changing daemon/config.py:
+Regenerate the README block after changing daemon/config/schema.py:
     .venv/bin/python tests/integration/test_rules_yaml.py --write-readme
 """
 
@@ -32,7 +32,7 @@ DOCTYPES = ("invoice", "receipt", "contract", "bank_statement", "scientific_pape
 
 # ----------------------------------------------------------------------------- reference text
 
-#: Meaning of every key (path as in the reference table). A key in config.py with neither an
+#: Meaning of every key (path as in the reference table). A key in daemon/config/schema.py with neither an
 #: entry here nor a ``Field(description=...)`` fails test_every_config_key_is_documented.
 HELP: dict[str, str] = {
     "daemon.state_dir": "folder of the journal (SQLite) and engine state",
@@ -214,8 +214,11 @@ def reference_markdown() -> str:
         "values (no `/`, no `..`, no leading `-` or `.`), so a file name cannot steer outputs elsewhere.",
         "The shipped doctypes are `invoice`, `receipt`, `contract`, `bank_statement`, `scientific_paper`",
         "and `letter`, each with keywords in all 11 languages (zh en ja fr de es it nl pt sv da); a",
-        "document that reaches no threshold is `other`. When the last route is not a catch-all, a",
-        "built-in route writes `txt`, `md`, `json` beside the source and keeps it.",
+        "document that reaches no threshold is `other`. A file without a `doctypes:` section gets these",
+        "shipped doctypes (packaged as `daemon/config/doctypes.yaml`, the same section as rules.yaml);",
+        "`doctypes: {}` defines none, and `check-config` warns when a route then matches on `doctype`.",
+        "When the last route is not a catch-all, a built-in route writes `txt`, `md`, `json` beside the",
+        "source and keeps it.",
         "`ocr-daemon route --explain FILE` shows the detected language, every doctype's score and the",
         "matchers that fired, and for each route whether it matched or the first condition that failed.",
     ]
@@ -244,7 +247,7 @@ def test_every_config_key_is_documented() -> None:
     missing = [p for p, _, meaning in reference_rows() if not meaning]
     assert not missing, f"add these keys to HELP in tests/integration/test_rules_yaml.py: {missing}"
     stale = set(HELP) - {p for p, _, _ in reference_rows()}
-    assert not stale, f"HELP documents keys config.py no longer has: {sorted(stale)}"
+    assert not stale, f"HELP documents keys daemon/config/schema.py no longer has: {sorted(stale)}"
 
 
 def test_readme_reference_matches_config() -> None:
@@ -264,7 +267,7 @@ def _flatten(data: Any, prefix: str) -> dict[str, Any]:
 
 
 def test_shipped_file_lists_every_setting_with_its_default() -> None:
-    """daemon/engine/inbox keys all appear in rules.yaml, with config.py's default value
+    """daemon/engine/inbox keys all appear in rules.yaml, with daemon/config/schema.py's default value
     (except the inbox's path and name, which are the production values)."""
     raw = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
     flat = _flatten({"daemon": raw["daemon"], "engine": raw["engine"]}, "")
@@ -275,7 +278,7 @@ def test_shipped_file_lists_every_setting_with_its_default() -> None:
         if default in ("(section)",) or path in ("inboxes[].path", "inboxes[].name"):
             continue
         shown = _fmt(flat[path])
-        assert shown == default or _num(shown) == _num(default), f"{path}: rules.yaml has {shown}, config.py {default}"
+        assert shown == default or _num(shown) == _num(default), f"{path}: rules.yaml has {shown}, schema.py {default}"
 
 
 def _num(s: str) -> float | str:
@@ -305,6 +308,17 @@ def test_shipped_doctypes_cover_all_languages() -> None:
         assert set(dt.keywords) == set(LANGUAGES), f"{name}: keywords for {sorted(set(LANGUAGES) - set(dt.keywords))} missing"
         for lang, kws in dt.keywords.items():
             assert len(kws) >= 5, f"{name}.{lang}: only {len(kws)} keywords"
+
+
+def test_packaged_default_doctypes_are_the_shipped_rules_doctypes() -> None:
+    """One source of truth: rules.yaml shows users the doctypes a file without ``doctypes:`` gets
+    (daemon/config/doctypes.yaml); edit both together."""
+    packaged = yaml.safe_load((REPO / "daemon/config/doctypes.yaml").read_text(encoding="utf-8"))
+    assert set(packaged) == {"doctypes"}
+    assert packaged["doctypes"] == yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))["doctypes"]
+    assert C.shipped_doctypes() == packaged["doctypes"]
+    no_section = C.parse_config_text("inboxes: [{path: in}]\n")
+    assert no_section.doctypes == load_config(SHIPPED).doctypes
 
 
 def test_every_shipped_key_has_a_comment() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.document.model import parse_document
+from daemon.document.parse import parse_document
 from daemon.writers import render_outputs
 from daemon.writers.latex import esc, prepare_math
 from tests.integration.test_writers import compile_tex

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.document.model import Document, MathBlock, Table, parse_document, plain_text
+from daemon.document.inline import plain_text
+from daemon.document.model import Document, MathBlock, Table
+from daemon.document.parse import parse_document
 from daemon.writers import render_outputs
 from daemon.writers.convert import split_raw_pages
 from daemon.writers.text import display_width, table_text

@@ -53,7 +53,9 @@ def test_every_error_reported_at_once_with_line_and_key_path(tmp_path: Path) -> 
     assert f"{p}:19 routes[0].match.language[1]: 'xx'" in text
     assert "routes[0].destination: unknown placeholder(s) ['colour']" in text
     assert "routes[1]: source: archive needs archive_to" in text
-    assert len(problems) == 8, text
+    # the route's unknown doctype too, although other sections have errors (issue 17, defect 4)
+    assert f"{p}:20 routes[0].match.doctype: 'invoic' is not one of ['invoice', 'other']" in text
+    assert len(problems) == 9, text
 
 
 def test_unknown_doctype_and_inbox_references_are_errors(tmp_path: Path) -> None:
@@ -73,6 +75,48 @@ routes:
     msgs = ei.value.problems
     assert any(m.startswith("r.yaml:8 routes[0].match.doctype: 'recipe' is not one of") for m in msgs), msgs
     assert any("routes[0].match.inbox: 'elsewhere' is not one of ['in']" in m for m in msgs), msgs
+
+
+def test_check_config_reports_a_misspelt_doctype_together_with_other_errors(tmp_path: Path) -> None:
+    # issue 17, defect 4: the unknown doctype was reported only once the file had no other error
+    p = tmp_path / "rules.yaml"
+    p.write_text(
+        "daemon: {workers: many}\n"
+        "inboxes:\n  - {path: in, name: mail}\n  - {path: in2, name: mail}\n"
+        "routes:\n"
+        "  - name: bank\n    match: {doctype: bank_statment, inbox: post}\n    formats: [txt, pdf]\n"
+        "  - name: bank\n"
+    )
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 2, r.stderr
+    assert f"{p}:1 daemon.workers:" in r.stderr
+    assert f"{p}:8 routes[0].formats[1]: 'pdf'" in r.stderr
+    assert f"{p}:7 routes[0].match.doctype: 'bank_statment' is not one of" in r.stderr
+    assert "'bank_statement'" in r.stderr  # the shipped doctypes are the default: the right name is listed
+    assert f"{p}:7 routes[0].match.inbox: 'post' is not one of ['mail']" in r.stderr
+    assert f"{p}:4 inboxes[1]: inbox names must be unique; repeated: ['mail']" in r.stderr
+    assert f"{p}:9 routes[1]: route names must be unique; repeated: ['bank']" in r.stderr
+    assert "6 error(s)" in r.stderr, r.stderr
+
+
+def test_defining_the_fallback_doctype_is_an_error_with_its_line() -> None:
+    with pytest.raises(ConfigError) as ei:
+        parse_config_text("inboxes: [{path: in}]\ndoctypes:\n  other: {keywords: {en: {misc: 3}}}\n", "r.yaml")
+    assert ei.value.problems == ["r.yaml:3 doctypes.other: doctype 'other' is the built-in fallback and cannot be defined"]
+
+
+def test_no_doctypes_section_gets_the_shipped_doctypes_and_an_empty_one_warns(tmp_path: Path) -> None:
+    # issue 15, item 5: a config without doctypes: used to get none and file everything as "other"
+    shipped = load_config(Path(__file__).resolve().parents[2] / "rules.yaml")
+    cfg = parse_config_text("inboxes: [{path: in}]\nroutes:\n  - {name: b, match: {doctype: bank_statement}}\n  - {name: all}\n")
+    assert cfg.doctypes == shipped.doctypes
+    assert not any("doctypes" in w for w in config_warnings(cfg))
+    p = tmp_path / "rules.yaml"
+    p.write_text("inboxes: [{path: in}]\ndoctypes: {}\nroutes:\n  - {name: o, match: {doctype: other}}\n  - {name: all}\n")
+    assert load_config(p).doctypes == {}
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 0, r.stderr
+    assert "warning:" in r.stderr and "doctypes: none is defined, but routes[0] match on doctype" in r.stderr
 
 
 def test_yaml_syntax_python_tags_and_alias_bombs_are_refused(tmp_path: Path) -> None:
@@ -125,7 +169,7 @@ def test_check_config_cli_exit_codes(tmp_path: Path) -> None:
     r = run_cli("check-config", "--config", str(bad))
     assert r.returncode == 2
     assert f"{bad}:3 daemon.bogus_key: unknown key" in r.stderr
-    assert "8 error(s)" in r.stderr
+    assert "9 error(s)" in r.stderr
     good = tmp_path / "good.yaml"
     good.write_text("inboxes:\n  - path: in\nroutes:\n  - name: all\n")
     r = run_cli("check-config", "--config", str(good))

@@ -8,22 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.document.model import (
-    Document,
-    Heading,
-    Image,
-    ListBlock,
-    MathBlock,
-    Paragraph,
-    Table,
-    escape_plain,
-    normalize_inline,
-    parse_document,
-    parse_html_table,
-    parse_inline,
-    parse_markdown_page,
-    plain_text,
-)
+from daemon.document.inline import escape_plain, normalize_inline, parse_inline, plain_text
+from daemon.document.markdown import parse_markdown_page
+from daemon.document.model import Document, Heading, Image, ListBlock, MathBlock, Paragraph, Table
+from daemon.document.parse import parse_document
+from daemon.document.tables import parse_html_table
 from daemon.writers.convert import join_raw_pages, split_raw_pages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "model_outputs"

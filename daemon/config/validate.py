@@ -1,0 +1,243 @@
+"""Validating ``rules.yaml``: every error at once, then the warnings.
+
+Contract:
+- ``validate(loaded)`` normalises the loaded data (:mod:`daemon.config.normalise`), checks it
+  against the models (:mod:`daemon.config.schema`) and across sections, and returns a
+  ``Config`` or raises ``ConfigError`` listing *every* problem, each as
+  ``FILE:LINE key.path: message`` (borgmatic style). The checks across sections (unique inbox
+  and route names, no ``other`` doctype, a route's ``doctype``/``inbox`` must exist) read the
+  raw data, so they are reported together with the model's errors, never only once those are
+  fixed.
+- ``config_warnings(cfg)``: problems that do not stop the daemon (outputs or state inside a
+  watched inbox, no catch-all route, routes matching on ``doctype`` with no doctype defined).
+- ``filesystem_problems(cfg)``: folders a source is moved to that are on another filesystem
+  than its inbox (errors for ``check-config`` and the service; they need the disk, so they are
+  not part of ``validate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from daemon.config.load import LoadedYaml, line_for
+from daemon.config.normalise import normalise
+from daemon.config.schema import Config, InboxCfg, template_root
+from daemon.errors import ConfigError
+from daemon.fsio import is_within
+
+#: The built-in fallback doctype: a document no doctype claims.
+FALLBACK_DOCTYPE = "other"
+
+
+def validate(loaded: LoadedYaml) -> Config:
+    """A valid ``Config`` from ``loaded``, or ``ConfigError`` with every problem found."""
+    data = normalise(loaded.data)
+    problems: list[str] = []
+    cfg: Config | None = None
+    try:
+        cfg = Config.model_validate(data)
+    except ValidationError as e:
+        problems.extend(_model_problems(e, loaded))
+    problems.extend(p.format(loaded) for p in _cross_section_problems(data, loaded))
+    if problems or cfg is None:
+        raise ConfigError(problems)
+    return cfg
+
+
+# ----------------------------------------------------------------------------- model errors
+
+
+def _model_problems(e: ValidationError, loaded: LoadedYaml) -> list[str]:
+    out = []
+    for err in e.errors():
+        loc = _clean_loc(tuple(err["loc"]))
+        out.append(f"{loaded.filename}:{line_for(loc, loaded.lines)} {_fmt_loc(loc)}: {_message(err)}")
+    return out
+
+
+def _fmt_loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    # pydantic puts validator/union branch names into loc ("literal['a']", "function-after[...]").
+    return tuple(p for p in loc if isinstance(p, int) or not any(c in str(p) for c in "[]('"))
+
+
+def _message(err: Any) -> str:
+    msg = str(err["msg"])
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key (typo?)"
+    if err["type"] == "literal_error" or err["type"] == "enum":
+        return f"{err.get('input')!r} {msg[0].lower()}{msg[1:]}"
+    return msg
+
+
+# ----------------------------------------------------------------------------- across sections
+# These read the raw (normalised) data, defensively: a value of the wrong shape is the model's
+# error to report, so it is skipped here rather than reported twice.
+
+@dataclass(frozen=True)
+class _Problem:
+    """One cross-section problem: where (key path; ``line`` when more exact than the key's) and what."""
+
+    loc: tuple[Any, ...]
+    message: str
+    line: int | None = None
+
+    def format(self, loaded: LoadedYaml) -> str:
+        line = line_for(self.loc, loaded.lines) if self.line is None else self.line
+        return f"{loaded.filename}:{line} {_fmt_loc(self.loc)}: {self.message}"
+
+
+def _cross_section_problems(data: dict[str, Any], loaded: LoadedYaml) -> Iterator[_Problem]:
+    inbox_names = _raw_inbox_names(data.get("inboxes"))
+    raw_routes = data.get("routes")
+    routes = [r if isinstance(r, dict) else {} for r in raw_routes] if isinstance(raw_routes, list) else []
+    doctypes = data.get("doctypes")
+    if inbox_names is not None:
+        yield from _repeated("inboxes", inbox_names, "inbox names must be unique; repeated: {} (set name: on each)")
+    yield from _repeated("routes", [r.get("name") for r in routes], "route names must be unique; repeated: {}")
+    if isinstance(doctypes, dict) and FALLBACK_DOCTYPE in doctypes:
+        yield _Problem(("doctypes", FALLBACK_DOCTYPE), "doctype 'other' is the built-in fallback and cannot be defined")
+    known = {
+        "doctype": {str(k) for k in doctypes} | {FALLBACK_DOCTYPE} if isinstance(doctypes, dict) else None,
+        "inbox": None if inbox_names is None else set(inbox_names),
+    }
+    for i, r in enumerate(routes):
+        yield from _route_references(i, r.get("match"), known, loaded)
+
+
+def _route_references(
+    i: int, match: Any, known: dict[str, set[str] | None], loaded: LoadedYaml
+) -> Iterator[_Problem]:
+    """Route ``i``'s ``match.doctype`` and ``match.inbox`` name things that exist (``known[key]``;
+    None: that section is malformed, its own errors say so)."""
+    if not isinstance(match, dict):
+        return
+    for key, valid in known.items():
+        values = match.get(key)
+        if valid is None or values is None:
+            continue
+        for j, v in enumerate([values] if isinstance(values, str) else values if isinstance(values, list) else []):
+            if isinstance(v, str) and v not in valid:
+                loc = ("routes", i, "match", key)
+                yield _Problem(loc, f"{v!r} is not one of {sorted(valid)}", loaded.lines.get((*loc, j)))
+
+
+def _raw_inbox_names(inboxes: Any) -> list[str] | None:
+    """Each inbox's name as ``InboxCfg`` will set it (default: the folder's name); None when an
+    entry has no usable name or path, so no reference to it is flagged by mistake."""
+    if not isinstance(inboxes, list):
+        return None
+    names = []
+    for ib in inboxes:
+        if not isinstance(ib, dict):
+            return None
+        name, path = ib.get("name"), ib.get("path")
+        if isinstance(name, str) and name:
+            names.append(name)
+        elif isinstance(path, str):
+            names.append(Path(path).name or "inbox")
+        else:
+            return None
+    return names
+
+
+def _repeated(section: str, names: list[Any], message: str) -> Iterator[_Problem]:
+    """One problem, at the first repeat, naming every name given more than once."""
+    seen: set[str] = set()
+    repeats: list[tuple[int, str]] = []
+    for i, n in enumerate(names):
+        if n is None:
+            continue
+        if str(n) in seen:
+            repeats.append((i, str(n)))
+        seen.add(str(n))
+    if repeats:
+        yield _Problem((section, repeats[0][0]), message.format(sorted({n for _, n in repeats})))
+
+
+# ----------------------------------------------------------------------------- warnings
+
+
+def config_warnings(cfg: Config) -> list[str]:
+    """Problems that do not stop the daemon but that the user should know about."""
+    warns: list[str] = []
+    src = str(cfg.source_path or "rules.yaml")
+
+    inbox_roots = [(ib, ib.path.resolve()) for ib in cfg.inboxes]
+
+    def inside(folder: Path) -> InboxCfg | None:
+        f = folder.resolve()
+        for ib, root in inbox_roots:
+            if is_within(f, root) if ib.recursive else f == root:
+                return ib
+        return None
+
+    for i, r in enumerate(cfg.routes):
+        for key, tmpl in (("destination", r.destination), ("archive_to", r.archive_to)):
+            if not tmpl or tmpl == "beside":
+                continue
+            ib = inside(template_root(tmpl))
+            if ib is not None:
+                warns.append(
+                    f"{src}: routes[{i}].{key}: {tmpl!r} is inside watched inbox {ib.name!r}; "
+                    "outputs/archived files there are skipped by the daemon, but keep them out of inboxes"
+                )
+    for key, folder in (("daemon.failed_dir", cfg.daemon.failed_dir), ("daemon.state_dir", cfg.daemon.state_dir)):
+        ib = inside(folder)
+        if ib is not None:
+            warns.append(f"{src}: {key}: {folder} is inside watched inbox {ib.name!r}")
+    if not cfg.doctypes:
+        users = [f"routes[{i}]" for i, r in enumerate(cfg.routes) if r.match.doctype]
+        if users:
+            warns.append(
+                f"{src}: doctypes: none is defined, but {', '.join(users)} match on doctype; every document is "
+                f"'{FALLBACK_DOCTYPE}' (leave the doctypes: section out to get the shipped ones)"
+            )
+    if not cfg.routes or not cfg.routes[-1].match.is_catch_all():
+        warns.append(f"{src}: routes: no catch-all route at the end; the built-in default (txt, md, json beside the source) applies")
+    return warns
+
+
+def filesystem_problems(cfg: Config) -> list[str]:
+    """Folders a source is *moved* to (failed folder, archive_to) must be on the same filesystem
+    as the inboxes it comes from: the daemon moves sources by rename only, never by
+    copy-then-delete, so a crash can never leave a half copy as the only copy."""
+    from daemon.fsio import same_filesystem
+
+    src = str(cfg.source_path or "rules.yaml")
+    problems = []
+    for ib in cfg.inboxes:
+        if not same_filesystem(ib.path, cfg.daemon.failed_dir):
+            problems.append(
+                f"{src}: daemon.failed_dir: {cfg.daemon.failed_dir} is on another filesystem than inbox "
+                f"{ib.name!r} ({ib.path}); sources are moved by rename only, so put them on one filesystem"
+            )
+    for i, r in enumerate(cfg.routes):
+        if r.source != "archive" or not r.archive_to:
+            continue
+        for ib in cfg.inboxes:
+            if r.match.inbox and ib.name not in r.match.inbox:
+                continue
+            root = template_root(r.archive_to)
+            if not same_filesystem(ib.path, root):
+                problems.append(
+                    f"{src}: routes[{i}].archive_to: {root} is on another filesystem than inbox {ib.name!r} "
+                    f"({ib.path}); sources are moved by rename only, so put them on one filesystem"
+                )
+    return problems

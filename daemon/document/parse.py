@@ -1,0 +1,58 @@
+"""The engine's page texts -> :class:`daemon.document.model.Document`.
+
+Contract: ``parse_document(pages, markdown=..., language=...)`` parses each page (engine Markdown
+when ``markdown``, else plain OCR text; :mod:`daemon.document.markdown`) and then marks running
+page headers and footers across pages (the role changes, the text stays where it was). It never
+raises on odd input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from daemon.document.inline import plain_text
+from daemon.document.markdown import parse_markdown_page, parse_plain_page
+from daemon.document.model import Document, Page, Paragraph
+
+_PAGE_NUMBER = re.compile(
+    r"^[-–—\s]*(?:(?:page|p\.|seite|s\.|página|pág\.|pagina|pag\.|sida|side|blz\.|bladzijde)\s*)?"
+    r"\d{1,4}(?:\s*(?:/|of|von|de|di|van|av|af|sur)\s*\d{1,4})?[-–—\s]*$|^第\s*\d{1,4}\s*[页頁]$|^\d{1,4}\s*ページ$",
+    re.I,
+)
+
+
+def _norm_running(text: str) -> str:
+    return re.sub(r"\d+", "#", plain_text(text).strip().lower())
+
+
+def _mark_running_heads(pages: list[Page]) -> None:
+    """Mark running page headers/footers: a short first/last paragraph that repeats (digits
+    ignored) on at least half of the pages (and at least 2), or a last line that is just a page
+    number. Only the role changes; the text stays where it was."""
+    for pos, role in ((0, "header"), (-1, "footer")):
+        ends: list[Paragraph | None] = []
+        for p in pages:
+            b = p.blocks[pos] if p.blocks else None
+            ends.append(b if isinstance(b, Paragraph) and len(b.text) <= 120 and "\n" not in b.text.strip() else None)
+        counts: dict[str, int] = {}
+        for b in ends:
+            if b is not None:
+                counts[_norm_running(b.text)] = counts.get(_norm_running(b.text), 0) + 1
+        for p, b in zip(pages, ends, strict=True):
+            if b is None or len(p.blocks) < 2:
+                continue
+            k = counts[_norm_running(b.text)]
+            repeated = len(pages) >= 2 and k >= 2 and k * 2 >= len(pages)
+            if repeated or (role == "footer" and _PAGE_NUMBER.match(plain_text(b.text).strip())):
+                b.role = role  # type: ignore[assignment]
+
+
+def parse_document(pages: Sequence[str], *, markdown: bool = True, language: str = "unknown") -> Document:
+    """Engine page texts -> :class:`Document`. ``markdown``: the texts are engine Markdown
+    (VLM); else plain OCR text (Tesseract)."""
+    parsed = [
+        Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)) for n, t in enumerate(pages, start=1)
+    ]
+    _mark_running_heads(parsed)
+    return Document(parsed, language)

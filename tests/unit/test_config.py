@@ -84,13 +84,13 @@ def test_check_config_reports_a_misspelt_doctype_together_with_other_errors(tmp_
         "daemon: {workers: many}\n"
         "inboxes:\n  - {path: in, name: mail}\n  - {path: in2, name: mail}\n"
         "routes:\n"
-        "  - name: bank\n    match: {doctype: bank_statment, inbox: post}\n    formats: [txt, pdf]\n"
+        "  - name: bank\n    match: {doctype: bank_statment, inbox: post}\n    formats: [txt, docx]\n"
         "  - name: bank\n"
     )
     r = run_cli("check-config", "--config", str(p))
     assert r.returncode == 2, r.stderr
     assert f"{p}:1 daemon.workers:" in r.stderr
-    assert f"{p}:8 routes[0].formats[1]: 'pdf'" in r.stderr
+    assert f"{p}:8 routes[0].formats[1]: 'docx'" in r.stderr
     assert f"{p}:7 routes[0].match.doctype: 'bank_statment' is not one of" in r.stderr
     assert "'bank_statement'" in r.stderr  # the shipped doctypes are the default: the right name is listed
     assert f"{p}:7 routes[0].match.inbox: 'post' is not one of ['mail']" in r.stderr

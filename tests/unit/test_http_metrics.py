@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError, DaemonCfg, parse_config_text
+from daemon.config import DaemonCfg, parse_config_text
+from daemon.errors import ConfigError
 from daemon.service.http import parse_listen, parse_multipart
 from daemon.service.metrics import Metrics, reason_class
 

@@ -69,6 +69,9 @@ class DaemonCfg(Strict):
     retry_backoff_max: float = Field(600.0, ge=0, description="longest wait between retries")
     duplicates: Literal["link", "process"] = "link"
     drain_timeout: float = Field(60.0, ge=0, description="seconds SIGTERM waits for in-flight work")
+    # each finished page is committed to the journal (resume after a crash/restart/drain, page
+    # progress); false only to measure what that costs (bench/bench_journal_pages.py)
+    page_records: bool = True
 
 
 class SamplingCfg(Strict):
@@ -80,6 +83,7 @@ class SamplingCfg(Strict):
 class TesseractCfg(Strict):
     languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)  # type: ignore[arg-type]
     threads: int = Field(0, ge=0, description="pages OCRed at once; 0 = number of CPU cores")
+    hang_timeout: float = Field(300.0, gt=0, description="seconds with pages in flight and none finished = engine stalled")
 
 
 class VllmCfg(Strict):

@@ -445,7 +445,8 @@ class VllmEngine(Engine):
         self.cfg = engine_cfg
         self.name = f"vllm:{engine_cfg.model}"
         self.max_in_flight = engine_cfg.vllm.max_pages_in_flight
-        self._pages = InFlight(self.max_in_flight)
+        self._pages = InFlight(self.max_in_flight, on_done=self.page_done)  # base.py: last_progress
+        self.hang_timeout = engine_cfg.vllm.hang_timeout
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._llm: Any = None

@@ -321,13 +321,17 @@ class Service:
         return ExitCode.OK
 
     def _making_progress(self, now: float) -> bool:
-        """Healthy = nothing in flight, or something finished recently enough."""
+        """Healthy = nothing in flight, or a *page* finished (or a document started or ended)
+        within the engine's ``hang_timeout`` (plus ``drain_timeout``: a drain may hold pages that
+        long). Page-level, so a 300-page document keeps the watchdog fed while pages complete,
+        and a stalled engine stops it: systemd then restarts the daemon, and the document resumes
+        from its recorded pages."""
         with self._busy_lock:
-            busy = bool(self._busy)
-        if not busy:
-            return True
-        hang = self.cfg.engine.vllm.hang_timeout
-        return now - max(self.last_progress, getattr(self.engine, "last_progress", 0.0)) < hang + self.cfg.daemon.drain_timeout
+            if not self._busy:
+                return True
+            latest_start = max(self._busy.values())
+        ref = max(self.last_progress, self.engine.last_progress, latest_start)
+        return now - ref < self.engine.hang_timeout + self.cfg.daemon.drain_timeout
 
     def reload(self) -> None:
         if self.config_path is None:

@@ -174,8 +174,14 @@ class OnceProgress:
             if self._bar is None:
                 from tqdm import tqdm
 
-                self._bar = tqdm(total=p.pages_total, initial=p.pages_done, desc=self.name, unit="page", file=self.stream,
-                                 dynamic_ncols=True, leave=False)
+                try:
+                    size = os.get_terminal_size(self.stream.fileno())
+                    cols, rows = size.columns, size.lines
+                except (OSError, ValueError, AttributeError):
+                    cols = rows = 0
+                # a terminal that reports no size (a bare pty, a serial console) would show no bar
+                self._bar = tqdm(total=p.pages_total, initial=p.pages_done, desc=Path(self.name).name, unit="page",
+                                 file=self.stream, ncols=cols or 80, nrows=rows or 24, leave=True)
             else:
                 self._bar.update(p.pages_done - self._bar.n)
             return

@@ -69,9 +69,10 @@ class DaemonCfg(Strict):
     retry_backoff_max: float = Field(600.0, ge=0, description="longest wait between retries")
     duplicates: Literal["link", "process"] = "link"
     drain_timeout: float = Field(60.0, ge=0, description="seconds SIGTERM waits for in-flight work")
-    # each finished page is committed to the journal (resume after a crash/restart/drain, page
-    # progress); false only to measure what that costs (bench/bench_journal_pages.py)
-    page_records: bool = True
+    # false only to measure what the per-page commits cost (bench/bench_journal_pages.py)
+    page_records: bool = Field(
+        True, description="commit each finished page to the journal: a document resumes from its done pages after a crash, kill or restart; page progress in `status`"
+    )
 
 
 class SamplingCfg(Strict):

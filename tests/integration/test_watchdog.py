@@ -10,6 +10,7 @@ engine really stalls (pages held, none finishing).
 from __future__ import annotations
 
 import concurrent.futures as cf
+import re
 import socket
 import threading
 import time
@@ -105,6 +106,9 @@ def test_long_document_keeps_pinging_while_pages_complete_and_stops_when_the_eng
         assert len(got) >= 8, f"only {len(got)} pings in {t1 - t0:.1f} s while pages completed"
         gaps = [b - a for a, b in zip([t0, *got], [*got, t1], strict=True)]
         assert max(gaps) < 1.0, f"a ping came {max(gaps):.2f} s after the previous (WatchdogSec 1 s)"
+        # the STATUS= line (every 5 s) shows the document's page progress in short
+        wait_for(lambda: any(re.search(r"; doc-1 \d+/60 [\d.]+ p/s", m) for _, m in pings.msgs if m.startswith("STATUS=")),
+                 10, "STATUS= with doc-1's pages")
         # Phase 2: the engine stalls (no page finishes); within hang_timeout (+ a ping period and
         # the page that was being recognised) the pings stop, and stay stopped.
         engine.gate.clear()

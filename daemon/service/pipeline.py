@@ -252,11 +252,14 @@ class Pipeline:
         # Where the source will go is decided (and journaled) before the outputs are written, so
         # the sidecar can say it (``archived_to``); it moves once the outputs are on disk.
         target = self.sources.plan(doc, src, decision.source_action, decision.archive_dir, self.journal.get(doc.id))
-        sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
-        sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
-        outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
-        timings["write"] = prep.seconds["render"] + time.monotonic() - t3
-        final = self.sources.act(doc, src, decision.source_action, target)
+        try:
+            sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
+            sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
+            outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
+            timings["write"] = prep.seconds["render"] + time.monotonic() - t3
+            final = self.sources.act(doc, src, decision.source_action, target)
+        finally:
+            self.sources.release(target)
         self._cleanup_temp(doc)
         timings["total"] = time.monotonic() - t0
         self.journal.finish(
@@ -508,9 +511,12 @@ class Pipeline:
             },
         }
         target = self.sources.plan(doc, src, decision.source_action, decision.archive_dir, self.journal.get(doc.id))
-        sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
-        outputs = self._write(doc, src, decision, [], cls.language, sidecar, {}, formats=["json"])
-        final = self.sources.act(doc, src, decision.source_action, target)
+        try:
+            sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
+            outputs = self._write(doc, src, decision, [], cls.language, sidecar, {}, formats=["json"])
+            final = self.sources.act(doc, src, decision.source_action, target)
+        finally:
+            self.sources.release(target)
         self.journal.finish_duplicate(doc.id, outputs=outputs, final_path=final)
         log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, for_log(src.name))
         return Outcome("duplicate", outputs=outputs, final_path=final)

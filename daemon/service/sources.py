@@ -9,9 +9,11 @@ Contract:
   the old place, the new place, or both (same inode: the move is finished). Raises ``InputError``
   (refused for good) or ``TransientError`` (try later).
 - ``plan(doc, src, action, archive_dir, row)`` says where the source will end *before* the outputs
-  are written (the sidecar records it as ``archived_to``) and records an archive target in the
-  journal first; ``act(...)`` then does it. A target planned before a crash is reused; two
-  documents never plan the same name (reserved until moved).
+  are written (the sidecar records it as ``archived_to``); ``act(...)`` then records the target in
+  the journal and moves the file (recorded before it is made, so a crash finds it). A target
+  recorded before a crash is reused; two documents never plan the same name (reserved in memory
+  until moved). A crash between writing the outputs and the move plans again on the repeat,
+  which rewrites the outputs too, so the sidecar always names where the source went.
 - ``fail(doc, src, reason)`` moves the source to ``daemon.failed_dir`` and writes
   ``<name>.error.txt`` beside it; ``restore(journal, row)`` undoes that for ``requeue`` (the file
   goes back to its inbox path, the note is removed, the journal forgets the move).
@@ -101,8 +103,7 @@ class Sources:
 
     def plan(self, doc: Document, src: Path, action: str, archive_dir: Path | None, row: JournalRow | None) -> Path | None:
         """Where the source will be once ``act`` ran: ``src`` (kept, or already archived before a
-        crash), None (deleted), or the archive target, recorded in the journal before anything is
-        written so a crash finds the file again."""
+        crash), None (deleted), or the archive target (reserved; nothing is written yet)."""
         if action == "keep" or src != doc.path:  # src != doc.path: already archived before a crash
             return src
         if action == "delete":
@@ -115,9 +116,13 @@ class Sources:
             else:  # a name free on disk and not planned by another document that has not moved yet
                 target = unique_path(archive_dir, src.name, taken=self._reserved)
             self._reserved.add(target)
-        self.journal.set_final_path(doc.id, target)
-        self._claim(target)
         return target
+
+    def release(self, target: Path | None) -> None:
+        """Give up a name ``plan`` reserved (the outputs could not be written; a retry plans again)."""
+        if target is not None:
+            with self._lock:
+                self._reserved.discard(target)
 
     def act(self, doc: Document, src: Path, action: str, target: Path | None) -> Path | None:
         """Keep, delete or archive (to ``target`` from ``plan``) the source. Returns where it is."""
@@ -139,13 +144,13 @@ class Sources:
                     raise TransientError(f"cannot delete {src}: {e.strerror}") from e
                 return None
             assert target is not None
+            self.journal.set_final_path(doc.id, target)  # before the move: a crash finds the file
+            self._claim(target)
             move_file(src, target)
             log.info("%s archived to %s", doc.tag, for_log(target))
             return target
         finally:
-            if target is not None:
-                with self._lock:
-                    self._reserved.discard(target)
+            self.release(target)
 
     # -- failures ------------------------------------------------------------------------------
 

@@ -253,12 +253,13 @@ def test_reinstall_is_idempotent_and_keeps_an_edited_config(install: Staged) -> 
 
     # 1. Again, unchanged: nothing to do for the config, everything still in place; the package
     #    is installed again from the checkout (an upgrade replaces the code of the same version).
-    installed = next((s.venv / "lib").glob("python3*/site-packages")) / "daemon/config.py"
+    # (daemon/cli.py: a module that stays where it is; daemon/config.py became a package)
+    installed = next((s.venv / "lib").glob("python3*/site-packages")) / "daemon/cli.py"
     installed.write_text("# an older release\n")
     r = run_install("--root", str(s.root), "--no-apt", "--no-gpu")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "is the current default" in r.stdout
-    assert installed.read_bytes() == (REPO / "daemon/config.py").read_bytes()
+    assert installed.read_bytes() == (REPO / "daemon/cli.py").read_bytes()
     assert s.conf.read_text(encoding="utf-8") == default and not dist_new.exists()
     assert run_cli(s, "check-config", "--config", str(s.conf)).returncode == 0
 

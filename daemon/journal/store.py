@@ -25,6 +25,10 @@ Contract:
 - Schema versions: a journal written by an older daemon is migrated on open (columns added, the
   pages table created; nothing removed), so it keeps working; a read-only open of an old journal
   works too (no pages: no progress).
+
+Over ~500 lines on purpose: it is the one module that knows the SQL schema; every statement
+against the two tables is here, beside the transactions and migration that keep them
+consistent (the row types are small and live here because only the journal builds them).
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ Contract:
 - Progress: a log line per document at most every ``PROGRESS_LOG_EVERY`` seconds, and the
   ``on_progress`` callback (``ocr-daemon once``'s bar) after each page.
 - The source file's checks and moves (keep/archive/delete, failed folder) are ``sources.Sources``.
+
+Over ~500 lines: one document's whole flow (open, the render/OCR window with resume, finish in a
+render worker, outputs, duplicates, failures, retries) reads top to bottom here; the source
+file's lifecycle already lives in ``sources.py``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ Two measurements, on the CPU (Tesseract engine):
 Every row (run, commit, settings in force) is appended to ``--out`` as JSON lines.
 
 Usage: OMP_THREAD_LIMIT=1 .venv/bin/python bench/bench_journal_pages.py [--pages 24] [--rounds 3]
-       [--edges 1540,256] [--out bench/results/2026-12-01/journal_pages.jsonl]
+       [--edges 1540,256] [--scan-width 1240] [--commits 500]
+       [--out bench/results/2026-12-01/journal_pages.jsonl]
 """
 
 from __future__ import annotations
@@ -112,10 +113,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--edges", default="1540,256")
     ap.add_argument("--commits", type=int, default=500)
+    ap.add_argument("--scan-width", type=int, default=1240, help="px width of each scanned page in the PDF")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/2026-12-01/journal_pages.jsonl")
     a = ap.parse_args()
     head = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(), "nproc": os.cpu_count(),
-            "python": platform.python_version(), "engine": "tesseract", "languages": ["en"]}
+            "python": platform.python_version(), "engine": "tesseract", "languages": ["en"], "scan_width": a.scan_width,
+            "loadavg_1m": round(os.getloadavg()[0], 2)}
     print(json.dumps(head))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
@@ -131,7 +134,7 @@ def main() -> None:
         pdf = docgen.make_pdf(Path(td) / "scan.pdf", [
             f"Page {i + 1}. The harbour office report lists invoice {1000 + 37 * i} paid on {i % 28 + 1} March, "
             f"with the balance of {i * 113} euros carried forward to the next quarter." for i in range(a.pages)
-        ], scanned=True).read_bytes()
+        ], scanned=True, scan_width=a.scan_width).read_bytes()
     for edge in (int(e) for e in a.edges.split(",")):
         for r in range(a.rounds):
             for records in ((True, False) if r % 2 == 0 else (False, True)):

@@ -21,7 +21,7 @@ import yaml
 from conftest import REPO, DaemonProc, daemon_env, run_cli, wait_for
 from faultkit import descendants, fast_rules
 
-N_PAGES = 12
+N_PAGES = 16  # kills at 2, 5 and 8 pages leave a margin before the document is done
 
 
 def _alive(pid: int) -> bool:

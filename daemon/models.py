@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from PIL import Image
 
@@ -107,6 +107,10 @@ class Classification:
     doctype_thresholds: dict[str, float] = field(default_factory=dict)  # doctype -> its threshold (explain)
 
 
+#: What happens to the source file once its outputs are written (a route's ``source``).
+SourceAction = Literal["keep", "archive", "delete"]
+
+
 @dataclass
 class RouteDecision:
     """The route chosen for a document and what it asks for."""
@@ -114,7 +118,7 @@ class RouteDecision:
     name: str
     formats: list[str]
     destination: Path  # folder the outputs go to (template already expanded)
-    source_action: str  # keep | archive | delete
+    source_action: SourceAction
     archive_dir: Path | None = None
     csv_bom: bool = False  # CSV files start with a UTF-8 BOM (Excel)
 

@@ -37,7 +37,7 @@ from daemon.config import Config
 from daemon.errors import InputError, TransientError
 from daemon.fsio import atomic_write, error_note_name, fsync_dir, move_file, unique_path
 from daemon.journal.store import Journal, JournalRow
-from daemon.models import Document
+from daemon.models import Document, SourceAction
 from daemon.names import display, for_log
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ class Sources:
 
     # -- after the outputs ---------------------------------------------------------------------
 
-    def plan(self, doc: Document, src: Path, action: str, archive_dir: Path | None, row: JournalRow | None) -> Path | None:
+    def plan(self, doc: Document, src: Path, action: SourceAction, archive_dir: Path | None, row: JournalRow | None) -> Path | None:
         """Where the source will be once ``act`` ran: ``src`` (kept, or already archived before a
         crash), None (deleted), or the archive target (reserved; nothing is written yet)."""
         if action == "keep" or src != doc.path:  # src != doc.path: already archived before a crash
@@ -124,7 +124,7 @@ class Sources:
             with self._lock:
                 self._reserved.discard(target)
 
-    def act(self, doc: Document, src: Path, action: str, target: Path | None) -> Path | None:
+    def act(self, doc: Document, src: Path, action: SourceAction, target: Path | None) -> Path | None:
         """Keep, delete or archive (to ``target`` from ``plan``) the source. Returns where it is."""
         try:
             if action == "keep" or src != doc.path:

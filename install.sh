@@ -280,6 +280,17 @@ fi
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade ${PIP_ARGS[@]+"${PIP_ARGS[@]}"} "$SPEC"
 [ -x "$VENV/bin/ocr-daemon" ] || die "pip did not install $VENV/bin/ocr-daemon"
 install -m 0644 "$REPO_DIR/README.md" "$PREFIX/README.md"
+# The command on PATH (every README example runs `ocr-daemon ...`): a link to the venv's script,
+# which runs the venv's Python whatever PATH says. Staged: the link is made inside DIR and points
+# to the staged venv, so DIR/usr/local/bin/ocr-daemon works where it is.
+BIN_LINK=$ROOT/usr/local/bin/ocr-daemon
+mkdir -p "$(dirname "$BIN_LINK")"
+if [ -e "$BIN_LINK" ] && [ ! -L "$BIN_LINK" ]; then
+  warn "$BIN_LINK exists and is not a link (installed by something else); left alone: run $VENV/bin/ocr-daemon"
+else
+  ln -sfn "$VENV/bin/ocr-daemon" "$BIN_LINK"
+  log "command: $BIN_LINK -> $VENV/bin/ocr-daemon"
+fi
 
 # --- 4. Configuration ----------------------------------------------------------------------
 # Like a dpkg conffile: the default as last installed is kept in $PREFIX/rules.yaml.default.

@@ -2,7 +2,14 @@
 
 Exit codes (the only place they are produced is ``main`` via ``daemon.errors.exit_code_for``):
 0 ok; 1 some documents failed / unexpected error; 2 invalid config or usage; 3 the OCR engine
-could not start; 4 state dir/journal unusable; 130 interrupted.
+could not start; 4 state dir/journal unusable; 130 interrupted; 141 the reader of the output
+went away (``ocr-daemon status | head``: like any Unix tool killed by SIGPIPE, no traceback).
+
+``status`` needs only the state folder: it reads ``daemon.state_dir`` leniently from a
+``rules.yaml`` that does not validate (and says so), so an operator can look at the journal while
+fixing the config. ``once`` shows a progress bar per file on a terminal (``tqdm``: the widely used
+bar library, already a dependency of the vLLM stack; it redraws in place, sizes to the terminal and
+computes rates), and plain progress lines on stderr otherwise.
 """
 
 from __future__ import annotations
@@ -15,12 +22,23 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from daemon import __version__, procenv
-from daemon.config import DEFAULT_CONFIG_PATH, Config, config_warnings, filesystem_problems, load_config
+from daemon.config import (
+    DEFAULT_CONFIG_PATH,
+    Config,
+    DaemonCfg,
+    config_warnings,
+    filesystem_problems,
+    load_config,
+)
 from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
 from daemon.fsio import is_within
+from daemon.models import Progress, format_duration
+
+#: Exit code after the output's reader went away (128 + SIGPIPE, as a shell reports a tool it killed).
+EXIT_BROKEN_PIPE = 141
 
 log = logging.getLogger(__name__)
 
@@ -135,16 +153,66 @@ def _inbox_for(cfg: Config, path: Path) -> str:
     return "once"
 
 
+class OnceProgress:
+    """``once``'s page progress for the file being processed: a ``tqdm`` bar on a terminal,
+    else a plain line on ``stream`` for the first page, then at most every ``every`` seconds,
+    and the last page."""
+
+    def __init__(self, stream: TextIO, *, tty: bool | None = None, every: float = 5.0) -> None:
+        self.stream = stream
+        self.tty = stream.isatty() if tty is None else tty
+        self.every = every
+        self.name = ""
+        self._bar: Any = None
+        self._last = 0.0
+
+    def start(self, name: str) -> None:
+        self.close()
+        self.name = name
+        self._last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        if self.tty:
+            if self._bar is None:
+                from tqdm import tqdm
+
+                try:
+                    size = os.get_terminal_size(self.stream.fileno())
+                    cols, rows = size.columns, size.lines
+                except (OSError, ValueError, AttributeError):
+                    cols = rows = 0
+                # a terminal that reports no size (a bare pty, a serial console) would show no bar
+                self._bar = tqdm(total=p.pages_total, initial=p.pages_done, desc=Path(self.name).name, unit="page",
+                                 file=self.stream, ncols=cols or 80, nrows=rows or 24, leave=True)
+            else:
+                self._bar.update(p.pages_done - self._bar.n)
+            return
+        now = time.monotonic()
+        final = p.pages_total is not None and p.pages_done >= p.pages_total
+        if final or not self._last or now - self._last >= self.every:
+            self._last = now
+            eta = f", ETA {format_duration(p.eta_s)}" if p.eta_s is not None and not final else ""
+            resumed = f" ({p.resumed} from an earlier run)" if p.resumed else ""
+            print(f"{self.name}: page {p.pages_done}/{p.pages_total}{resumed}, {p.pages_per_s:.2f} pages/s{eta}",
+                  file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
 def cmd_once(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
-    from daemon.journal.store import Journal
+    from daemon.journal.store import AdmitAction, Journal
     from daemon.service.pipeline import Pipeline
 
     cfg = _load(args.config)
     journal = Journal(cfg.daemon.state_dir)
     engine = create_engine(cfg, args.engine)
     engine.start()
-    pipeline = Pipeline(cfg, journal, engine)
+    bar = OnceProgress(sys.stderr)
+    pipeline = Pipeline(cfg, journal, engine, on_progress=bar)
     failures = 0
     try:
         for f in args.files:
@@ -159,13 +227,14 @@ def cmd_once(args: argparse.Namespace) -> int:
                 continue
             adm = journal.admit(path, _inbox_for(cfg, path), duplicates=cfg.daemon.duplicates)
             doc = adm.document
-            if adm.action == "known" and doc is not None:
-                row = journal.get(doc.id) or {}
+            if adm.action == AdmitAction.KNOWN and doc is not None:
+                row = journal.get(doc.id)
                 if args.jsonl:
-                    _print_jsonl(_once_record(f, journal, doc.id, str(row.get("state")), 0.0, row.get("error")))
+                    _print_jsonl(_once_record(f, journal, doc.id, str(row.state) if row else "?", 0.0,
+                                              row.error if row else None))
                     continue
-                print(f"{f}: already {row.get('state')} as doc-{doc.id} (ocr-daemon requeue {f} to process it again)")
-                for o in json.loads(row.get("outputs") or "[]"):
+                print(f"{f}: already {row.state if row else '?'} as doc-{doc.id} (ocr-daemon requeue {f} to process it again)")
+                for o in row.outputs if row else ():
                     print(f"  {o}")
                 continue
             assert doc is not None
@@ -177,7 +246,11 @@ def cmd_once(args: argparse.Namespace) -> int:
                     print(f"{f}: being processed by another ocr-daemon", file=sys.stderr)
                 failures += 1
                 continue
-            outcome = pipeline.process(claimed)
+            bar.start(str(f))
+            try:
+                outcome = pipeline.process(claimed)
+            finally:
+                bar.close()
             if args.jsonl:
                 failures += outcome.state not in ("done", "duplicate")
                 _print_jsonl(_once_record(f, journal, doc.id, outcome.state, time.monotonic() - t0, outcome.reason or None))
@@ -201,20 +274,20 @@ def _once_record(
     f: Path, journal: Any, doc_id: int | None, state: str, seconds: float, error: str | None
 ) -> dict[str, Any]:
     """``once --jsonl``: one file's line (README "Command line")."""
-    row = (journal.get(doc_id) if doc_id is not None else None) or {}
-    final = row.get("final_path")
+    row = journal.get(doc_id) if doc_id is not None else None
+    final = row.final_path if row else None
     return {
         "source": str(f),
         "state": state,  # done duplicate failed retry superseded | missing busy (not processed)
-        "language": row.get("language"),
-        "doctype": row.get("doctype"),
-        "route": row.get("route"),
-        "outputs": json.loads(row.get("outputs") or "[]"),
-        "pages": row.get("pages"),
+        "language": row.language if row else None,
+        "doctype": row.doctype if row else None,
+        "route": row.route if row else None,
+        "outputs": [str(o) for o in row.outputs] if row else [],
+        "pages": row.pages if row else None,
         "seconds": round(seconds, 3),
         "error": error,
         "id": doc_id,
-        "source_now": str(final) if final is not None and final != row.get("path") else None,
+        "source_now": str(final) if row and final is not None and final != row.path else None,
     }
 
 
@@ -250,49 +323,81 @@ def cmd_route(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def state_dir_of(config: Path) -> Path:
+    """``daemon.state_dir`` of ``config``, from a valid file, or read leniently from one that does
+    not validate (a warning says so): ``status`` and ``requeue`` need nothing else. A file that
+    is not even YAML (or cannot be read) is still a ``ConfigError``."""
+    try:
+        return load_config(config).daemon.state_dir
+    except ConfigError as e:
+        import yaml
+
+        try:
+            data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            raise e from None
+        section = data.get("daemon") if isinstance(data, dict) else None
+        raw = section.get("state_dir") if isinstance(section, dict) else None
+        state = Path(os.path.expanduser(str(raw))) if isinstance(raw, str | Path) and str(raw) else DaemonCfg().state_dir
+        if not state.is_absolute():
+            state = config.resolve().parent / state
+        print(f"warning: {config} has {len(e.problems)} error(s) (ocr-daemon check-config shows them); "
+              f"reading the journal in {state} anyway", file=sys.stderr)
+        return state
+
+
 def cmd_status(args: argparse.Namespace) -> int:
-    from daemon.journal.store import Journal, journal_exists, journal_path
+    from daemon.journal.store import Journal, journal_exists, journal_path, status_summary
     from daemon.models import DocState
 
-    cfg = load_config(args.config)
-    if not journal_exists(cfg.daemon.state_dir):  # status never creates a journal (or its folder)
+    state_dir = state_dir_of(args.config)
+    if not journal_exists(state_dir):  # status never creates a journal (or its folder)
         if args.json:
-            print(json.dumps({"counts": {}, "recent_failures": []}, indent=2))
+            print(json.dumps({"counts": {}, "in_progress": [], "recent_failures": []}, indent=2))
         else:
-            print(f"journal: {journal_path(cfg.daemon.state_dir)} (none yet: the daemon has not run with this state_dir)")
+            print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
     # read-only: `sudo ocr-daemon status` must not create or own anything in the service's state
     # folder (SQLite itself gives the -wal/-shm files a root process creates to the journal's owner)
-    journal = Journal(cfg.daemon.state_dir, readonly=True)
+    journal = Journal(state_dir, readonly=True)
     try:
-        counts = journal.counts()
+        summary = status_summary(journal)
         fails = journal.recent_failures(10)
+        progress = journal.progress()
     finally:
         journal.close()
     if args.json:
-        print(json.dumps({"counts": counts, "recent_failures": [{k: (str(f[k]) if isinstance(f[k], Path) else f[k]) for k in ("id", "path", "error", "final_path")} for f in fails]}, indent=2))
+        print(json.dumps(summary, indent=2))
         return ExitCode.OK
+    counts = summary["counts"]
     print(f"journal: {journal.path}")
     for state in DocState:
         print(f"  {state.value:<11} {counts.get(state.value, 0)}")
+    if progress:
+        print("in progress:")
+        for p in progress:
+            total = "?" if p.pages_total is None else str(p.pages_total)
+            eta = f", ETA {format_duration(p.eta_s)}" if p.eta_s is not None else ""
+            resumed = f" ({p.resumed} resumed)" if p.resumed else ""
+            print(f"  {p.tag} {p.path.name}: {p.pages_done}/{total} pages{resumed}, {p.pages_per_s:.2f} pages/s{eta}")
     if fails:
         print("recent failures:")
         for f in fails:
-            print(f"  doc-{f['id']} {Path(f['path']).name}: {f['error']}")
-            if f["final_path"]:
-                print(f"      now at {f['final_path']}")
+            print(f"  doc-{f.id} {f.path.name}: {f.error}")
+            if f.final_path:
+                print(f"      now at {f.final_path}")
     return ExitCode.OK
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:
-    from daemon.fsio import error_note_name, move_file
     from daemon.journal.store import Journal, journal_exists, journal_path
+    from daemon.service.sources import restore
 
-    cfg = load_config(args.config)
-    if not journal_exists(cfg.daemon.state_dir):  # nothing was ever journaled: create nothing
-        print(f"no journal at {journal_path(cfg.daemon.state_dir)}: nothing to requeue", file=sys.stderr)
+    state_dir = state_dir_of(args.config)
+    if not journal_exists(state_dir):  # nothing was ever journaled: create nothing
+        print(f"no journal at {journal_path(state_dir)}: nothing to requeue", file=sys.stderr)
         return ExitCode.OK if args.failed else ExitCode.FAILURES
-    journal = Journal(cfg.daemon.state_dir)
+    journal = Journal(state_dir)
     paths = [Path(os.path.abspath(p)) for p in args.files]
     rows = journal.recent_failures(10**9) if args.failed else [r for p in paths if (r := journal.find(p))]
     if not args.failed:
@@ -301,23 +406,12 @@ def cmd_requeue(args: argparse.Namespace) -> int:
                 print(f"{p}: not in the journal", file=sys.stderr)
     n = 0
     for row in rows:
-        orig, now = row["path"], row["final_path"]
-        ids = journal.requeue(paths=[orig])
-        if not ids:
-            continue
-        # A failed source sits in the failed folder: put it back where it came from.
-        if now is not None and now != orig and now.exists() and not os.path.lexists(orig):
-            try:
-                move_file(now, orig)
-                err = now.parent / error_note_name(now.name)
-                if err.exists():
-                    err.unlink()
-            except Exception as e:  # keep processing it from where it is
-                print(f"{now}: cannot move back to {orig} ({e}); it will be read from where it is", file=sys.stderr)
-                journal.move_source(ids[0], now)
-        journal.set_final_path(ids[0], None)
-        print(f"doc-{ids[0]}: queued again ({orig.name})")
-        n += 1
+        queued, msg = restore(journal, row)  # the failed folder's move and note undone
+        if msg:
+            print(msg, file=sys.stderr)
+        if queued:
+            print(f"doc-{row.id}: queued again ({row.path.name})")
+            n += 1
     print(f"{n} document(s) queued; a running daemon picks them up at its next rescan (daemon.rescan_interval)")
     return ExitCode.OK if n or args.failed else ExitCode.FAILURES
 
@@ -341,7 +435,11 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     func = getattr(args, "_run", None) or COMMANDS[args.command]
     try:
-        return int(func(args))
+        code = int(func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at exit (where it would be a traceback)
+        return code
+    except BrokenPipeError:
+        return _broken_pipe()
     except ConfigError as e:
         for p in e.problems:
             print(p, file=sys.stderr)
@@ -359,6 +457,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             log.exception("ocr-daemon: unexpected error")
         return int(exit_code_for(e))
+
+
+def _broken_pipe() -> int:
+    """The reader of stdout went away (``| head``): stop quietly. stdout is pointed at /dev/null
+    so the interpreter's final flush of what is still buffered cannot fail again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import contextlib
 import errno
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from pathlib import Path, PurePath
 
 from daemon.errors import TransientError
@@ -152,10 +152,11 @@ def plan_output_set(
     raise TransientError(f"no free output name for {stem!r} in {dest}")
 
 
-def unique_path(folder: Path, name: str) -> Path:
-    """``folder/name``, or ``folder/stem-N.ext`` if taken."""
+def unique_path(folder: Path, name: str, taken: Set[Path] = frozenset()) -> Path:
+    """``folder/name``, or ``folder/stem-N.ext`` if taken (on disk, or in ``taken``: names
+    promised to another file that is not there yet)."""
     p = folder / name
-    if not os.path.lexists(p):
+    if not os.path.lexists(p) and p not in taken:
         return p
     stem, dot, ext = name.rpartition(".")
     if not dot:
@@ -163,7 +164,7 @@ def unique_path(folder: Path, name: str) -> Path:
     for n in range(1, 100_000):
         tail = f"-{n}.{ext}" if ext else f"-{n}"
         q = folder / (fit_stem(stem, len(os.fsencode(tail))) + tail)
-        if not os.path.lexists(q):
+        if not os.path.lexists(q) and q not in taken:
             return q
     raise TransientError(f"no free name for {name!r} in {folder}")
 

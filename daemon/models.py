@@ -11,7 +11,7 @@ import enum
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from PIL import Image
 
@@ -146,6 +146,10 @@ class Classification:
     doctype_thresholds: dict[str, float] = field(default_factory=dict)  # doctype -> its threshold (explain)
 
 
+#: What happens to the source file once its outputs are written (a route's ``source``).
+SourceAction = Literal["keep", "archive", "delete"]
+
+
 @dataclass
 class RouteDecision:
     """The route chosen for a document and what it asks for."""
@@ -153,6 +157,83 @@ class RouteDecision:
     name: str
     formats: list[str]
     destination: Path  # folder the outputs go to (template already expanded)
-    source_action: str  # keep | archive | delete
+    source_action: SourceAction
     archive_dir: Path | None = None
     csv_bom: bool = False  # CSV files start with a UTF-8 BOM (Excel)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far one document in processing is (``Journal.progress()``; shown by ``ocr-daemon
+    status``, the systemd ``STATUS=`` line, the log and the HTTP endpoint).
+
+    ``pages_done`` counts every recorded page, including those an earlier, interrupted attempt
+    finished (``resumed``); ``pages_per_s`` is this attempt's rate (pages it finished / seconds
+    since it began), and ``eta_s`` the pages left at that rate (None until a page is done or while
+    the page count is unknown).
+    """
+
+    doc_id: int
+    path: Path
+    inbox: str
+    pages_done: int
+    pages_total: int | None  # None until the document is opened
+    resumed: int  # pages done by earlier attempts, reused by this one
+    started: float  # wall-clock time this attempt began
+    pages_per_s: float
+    eta_s: float | None
+
+    @property
+    def tag(self) -> str:
+        return f"doc-{self.doc_id}"
+
+    @classmethod
+    def compute(
+        cls, *, doc_id: int, path: Path, inbox: str, pages_done: int, pages_total: int | None,
+        done_this_attempt: int, started: float, now: float,
+    ) -> Progress:
+        elapsed = max(1e-6, now - started)
+        rate = done_this_attempt / elapsed if done_this_attempt else 0.0
+        left = None if pages_total is None else max(0, pages_total - pages_done)
+        eta = None if left is None or rate <= 0 else left / rate
+        return cls(doc_id, path, inbox, pages_done, pages_total, pages_done - done_this_attempt, started, rate, eta)
+
+    def short(self) -> str:
+        """``doc-7 12/300 1.1 p/s ETA 4m23s`` (STATUS= line, log)."""
+        total = "?" if self.pages_total is None else str(self.pages_total)
+        eta = "" if self.eta_s is None else f" ETA {format_duration(self.eta_s)}"
+        return f"{self.tag} {self.pages_done}/{total} {self.pages_per_s:.2f} p/s{eta}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.doc_id, "path": str(self.path), "inbox": self.inbox, "pages_done": self.pages_done,
+            "pages_total": self.pages_total, "resumed": self.resumed, "started": round(self.started, 3),
+            "pages_per_s": round(self.pages_per_s, 3), "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
+        }
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``4m23s``, ``2h05m``: for ETAs."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+@dataclass
+class OcrResult:
+    """Everything the output writers need about a processed document."""
+
+    document: Document
+    pages: list[PageText]
+    page_info: list[dict[str, Any]]  # per page: rotation, cropped, size
+    classification: Classification
+    route: RouteDecision
+    engine: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p.text for p in self.pages)

@@ -1,13 +1,16 @@
-"""Shared fixtures: a config in tmp_path and a real ``ocr-daemon run`` subprocess."""
+"""Shared fixtures: a config in tmp_path and a real ``ocr-daemon run`` subprocess; and a
+session-wide check that the tests leave no process behind."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,103 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/docgen.py impo
 from daemon import procenv  # noqa: E402
 
 procenv.apply()
+
+
+# -- no process left behind -----------------------------------------------------------------------
+
+#: Environment variable set for the whole test session; every process the tests start inherits
+#: it (daemons, their forkserver and render workers, tools), so one that outlives its parent --
+#: re-parented to init after a ``kill -9`` -- is still recognised as this session's.
+SESSION_MARK = "OCR_DAEMON_TEST_SESSION"
+
+
+def _proc_table() -> dict[int, tuple[int, str]]:
+    """pid -> (ppid, state letter) of every process now."""
+    out: dict[int, tuple[int, str]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            out[int(d)] = (int(fields[1]), fields[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def _has_mark(pid: int, token: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f"{SESSION_MARK}={token}".encode() in f.read().split(b"\0")
+    except OSError:  # gone, or another user's
+        return False
+
+
+def _describe(pid: int, table: dict[int, tuple[int, str]]) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = "?"
+    ppid = table.get(pid, (0, "?"))[0]
+    return f"  pid {pid} (parent {ppid}{', orphaned' if ppid == 1 else ''}): {cmd[:200]}"
+
+
+def leftover_processes(token: str, before: set[int], me: int) -> list[int]:
+    """Processes started during the session and still alive: descendants of this pytest process
+    or carrying the session's mark (orphans), not zombies, not pytest itself, and not ones that
+    were already there when the session began."""
+    table = _proc_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    below, todo = set(), [me]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            if c not in below:
+                below.add(c)
+                todo.append(c)
+    return sorted(
+        pid for pid, (_, state) in table.items()
+        if pid != me and pid not in before and state != "Z" and (pid in below or _has_mark(pid, token))
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_process_left_behind() -> Iterator[None]:
+    """FAIL the run (an error at the last test's teardown) if the tests leave a process behind:
+    a daemon not stopped, render workers that outlived a killed daemon, a tool still running.
+    Processes get 15 s to finish exiting; the ones left are listed, then killed."""
+    token = uuid.uuid4().hex
+    os.environ[SESSION_MARK] = token
+    me = os.getpid()
+    before = set(_proc_table())
+    yield
+    import multiprocessing.forkserver as mp_forkserver
+    import multiprocessing.resource_tracker as mp_tracker
+
+    # this process's own forkserver and resource tracker (in-process RenderPool tests) end with
+    # pytest, not before: stop them now, they are not leftovers of a test
+    for helper in (getattr(mp_forkserver, "_forkserver", None), getattr(mp_tracker, "_resource_tracker", None)):
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            with contextlib.suppress(Exception):
+                stop()
+    deadline = time.monotonic() + 15
+    left = leftover_processes(token, before, me)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.25)
+        left = leftover_processes(token, before, me)
+    if left:
+        table = _proc_table()
+        lines = [_describe(p, table) for p in left]
+        for p in left:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+        pytest.fail(
+            f"the tests left {len(left)} process(es) behind (now killed):\n" + "\n".join(lines), pytrace=False
+        )
 
 
 def write_rules(tmp: Path, data: dict[str, Any] | None = None, **sections: Any) -> Path:

@@ -113,6 +113,10 @@ class DaemonCfg(Strict):
     duplicates: Literal["link", "process"] = "link"
     drain_timeout: float = Field(60.0, ge=0, description="seconds SIGTERM waits for in-flight work")
     http: HttpCfg | None = Field(default_factory=HttpCfg, description="health/metrics/status endpoint; null = off")
+    # false only to measure what the per-page commits cost (bench/bench_journal_pages.py)
+    page_records: bool = Field(
+        True, description="commit each finished page to the journal: a document resumes from its done pages after a crash, kill or restart; page progress in `status`"
+    )
 
 
 class SamplingCfg(Strict):
@@ -124,6 +128,7 @@ class SamplingCfg(Strict):
 class TesseractCfg(Strict):
     languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)  # type: ignore[arg-type]
     threads: int = Field(0, ge=0, description="pages OCRed at once; 0 = number of CPU cores")
+    hang_timeout: float = Field(300.0, gt=0, description="seconds with pages in flight and none finished = engine stalled")
 
 
 class VllmCfg(Strict):

@@ -21,6 +21,13 @@ Contract (all engines):
   restarts itself if it can (``healthy()`` reports whether it is usable now).
 - **Threads.** Results are produced on engine-owned threads; callbacks attached to futures must
   be quick. No engine calls back into the pipeline.
+- **Progress.** ``last_progress`` is the ``time.monotonic()`` at which the engine last finished a
+  page with a result (0.0 before its first); ``hang_timeout`` is how many seconds the engine may
+  hold pages without finishing one before it counts as stalled. The service's systemd watchdog
+  pings only while pages keep finishing (a 300-page document finishes no *document* for a long
+  time, but a page every few seconds). Engines keep it with ``track(future)`` on every future
+  ``submit`` returns (``InFlight(limit, on_done=self.page_done)`` does it for them); the
+  bookkeeping lives here so every engine gets it alike.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import abc
 import concurrent.futures as cf
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -60,6 +68,23 @@ class Engine(abc.ABC):
     #: Whether ``PageText.layout`` carries the recognised words with their boxes (Tesseract);
     #: otherwise the pipeline finds line boxes for the searchable PDF itself.
     word_boxes: bool = False
+    #: Seconds with pages in flight and none finished after which the engine counts as stalled
+    #: (the watchdog stops pinging). Engines with their own setting overwrite it in ``__init__``.
+    hang_timeout: float = 300.0
+    #: ``time.monotonic()`` of the last page finished with a result; 0.0 before the first. Set
+    #: only by ``page_done`` (class default until then, so subclasses need no ``super().__init__``).
+    last_progress: float = 0.0
+
+    def page_done(self, fut: cf.Future[PageText]) -> None:
+        """Done callback of every page future: a page that came back with text is progress; a
+        failed or cancelled one is not (a dead engine fails its pages quickly)."""
+        if not fut.cancelled() and fut.exception() is None:
+            self.last_progress = time.monotonic()
+
+    def track(self, fut: cf.Future[PageText]) -> cf.Future[PageText]:
+        """Keep ``last_progress`` for ``fut`` (call on each future ``submit`` returns)."""
+        fut.add_done_callback(self.page_done)
+        return fut
 
     @abc.abstractmethod
     def start(self) -> None:
@@ -96,10 +121,12 @@ class InFlight:
     ``add(make)`` blocks while ``limit`` futures are unfinished, then calls ``make()`` for the
     page's future and tracks it until it completes in any way (result, exception, cancel). If
     ``make`` raises, the slot is given back and the exception propagates. ``snapshot()`` lists the
-    unfinished futures (for draining at close). Thread-safe.
+    unfinished futures (for draining at close). ``on_done`` (e.g. ``Engine.page_done``) is called
+    with each future as it completes. Thread-safe.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, on_done: Callable[[cf.Future[PageText]], None] | None = None) -> None:
+        self._on_done = on_done
         self._sem = threading.BoundedSemaphore(limit)
         self._lock = threading.Lock()
         self._futures: set[cf.Future[PageText]] = set()
@@ -120,6 +147,8 @@ class InFlight:
         with self._lock:
             self._futures.discard(fut)
         self._sem.release()
+        if self._on_done is not None:
+            self._on_done(fut)
 
     def snapshot(self) -> list[cf.Future[PageText]]:
         with self._lock:

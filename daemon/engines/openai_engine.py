@@ -139,7 +139,8 @@ class OpenAIEngine(Engine):
         self.model = o.model or engine_cfg.model
         self.name = f"openai:{self.model}"
         self.max_in_flight = o.concurrency
-        self._pages = InFlight(o.concurrency)
+        self._pages = InFlight(o.concurrency, on_done=self.page_done)  # base.py: last_progress
+        self.hang_timeout = o.timeout * (o.retries + 1)  # a page may take every try's timeout
         self._lock = threading.Lock()
         self._rr = 0
         self._pool: cf.ThreadPoolExecutor | None = None

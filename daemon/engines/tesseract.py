@@ -180,6 +180,7 @@ class TesseractEngine(Engine):
     def __init__(self, engine_cfg: EngineCfg) -> None:
         self.cfg = engine_cfg
         self.threads = engine_cfg.tesseract.threads or _usable_cpus()
+        self.hang_timeout = engine_cfg.tesseract.hang_timeout
         # Enough queued pages that no worker waits for the pipeline, few enough to bound memory
         # (a 1540 px RGB page is ~7 MB).
         self.max_in_flight = max(4, 2 * self.threads)
@@ -296,7 +297,7 @@ class TesseractEngine(Engine):
             self._in_flight += 1
             heapq.heappush(self._heap, (request.priority, next(self._seq), (request, fut)))
             self._cv.notify_all()
-        return fut
+        return self.track(fut)  # base.py: last_progress
 
     # ------------------------------------------------------------------ workers
 

@@ -313,7 +313,8 @@ class VllmEngine(Engine):
         #: engine cores (GPUs) of vLLM's data parallelism; the page bound applies per core
         self.dp_size = data_parallel_size(engine_cfg)
         self.max_in_flight = engine_cfg.vllm.max_pages_in_flight * self.dp_size
-        self._pages = InFlight(self.max_in_flight)
+        self._pages = InFlight(self.max_in_flight, on_done=self.page_done)  # base.py: last_progress
+        self.hang_timeout = engine_cfg.vllm.hang_timeout
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._llm: Any = None

@@ -11,11 +11,30 @@ Contract:
   ``queued``.
 - Thread-safe: one connection per thread (SQLite connections are not shared across threads), and
   ``BEGIN IMMEDIATE`` for read-modify-write transactions.
+- Rows come out as ``JournalRow`` (frozen; paths, states and JSON columns decoded), never as
+  ``sqlite3.Row``/dicts.
+- Pages: ``record_page()`` commits each finished page of a document in processing (its raw
+  engine text and page facts) as it completes; ``done_pages()`` gives them back so a document
+  interrupted by a crash, ``kill -9``, restart or drain resumes from there. They are kept only
+  while the document is unfinished: a final state (done, duplicate, failed, superseded) drops
+  them in the same transaction. A page is reused only under the same ``key`` (engine and render
+  settings): a page read by another engine or at another size is read again.
+- Progress: ``progress()`` (read-only, any process, e.g. ``ocr-daemon status`` or the HTTP
+  endpoint) gives one ``models.Progress`` per document in processing: pages done/total, pages/s of
+  this attempt, ETA.
+- Schema versions: a journal written by an older daemon is migrated on open (columns added, the
+  pages table created; nothing removed), so it keeps working; a read-only open of an old journal
+  works too (no pages: no progress).
+
+Over ~500 lines on purpose: it is the one module that knows the SQL schema; every statement
+against the two tables is here, beside the transactions and migration that keep them
+consistent (the row types are small and live here because only the journal builds them).
 """
 
 from __future__ import annotations
 
 import base64
+import enum
 import hashlib
 import json
 import logging
@@ -24,14 +43,14 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from daemon.errors import ExitCode, FatalError
-from daemon.models import DocState, Document
+from daemon.models import DocState, Document, PageText, Progress
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +88,33 @@ CREATE INDEX IF NOT EXISTS documents_state ON documents(state);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
 
+#: Version 2: ``documents.total_pages``/``started`` and the ``pages`` table (page-level resume and
+#: progress). ``PRAGMA user_version`` holds the version; older journals are migrated on open.
+SCHEMA_VERSION = 2
+
+SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS pages (
+    doc_id   INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    idx      INTEGER NOT NULL,                -- 0-based page index
+    key      TEXT NOT NULL,                   -- engine + render settings it was read with
+    text     TEXT NOT NULL,                   -- the engine's raw text
+    engine   TEXT NOT NULL,
+    seconds  REAL NOT NULL,
+    flags    TEXT NOT NULL,                   -- JSON list
+    meta     TEXT NOT NULL,                   -- JSON object (engine facts)
+    source   TEXT NOT NULL,                   -- ocr | text_layer
+    info     TEXT NOT NULL,                   -- JSON object: rotation, cropped, script, size, source_size
+    created  REAL NOT NULL,
+    PRIMARY KEY (doc_id, idx)
+);
+"""
+#: Columns added to ``documents`` by version 2 (name, SQL type).
+V2_COLUMNS = (("total_pages", "INTEGER"), ("started", "REAL"))
+
+#: States in which a document's page records are dropped (it will not resume).
+FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
+
+
 
 def db_path(p: Path | str | None) -> str | None:
     """A path as journal text. Names that are not valid UTF-8 (legal on Linux) are stored as
@@ -104,13 +150,71 @@ def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-@dataclass
+class AdmitAction(enum.StrEnum):
+    """What ``admit`` did with a file."""
+
+    QUEUED = "queued"  # new: queued for processing
+    KNOWN = "known"  # already queued/processing/done/failed: nothing to do
+    DUPLICATE = "duplicate"  # same content as an earlier done document: queued to be linked
+
+
+@dataclass(frozen=True)
 class Admission:
     """What ``admit`` decided about a file."""
 
-    action: str  # "queued" | "known" (already queued/processing/done, nothing to do) | "duplicate"
+    action: AdmitAction
     document: Document | None
     duplicate_of: int | None = None
+
+
+@dataclass(frozen=True)
+class JournalRow:
+    """One ``documents`` row, decoded: paths as ``Path``, the state as ``DocState``, JSON columns
+    as tuples/mappings. Frozen: a snapshot; change the journal through ``Journal`` methods."""
+
+    id: int
+    path: Path
+    inbox: str
+    size: int
+    mtime: float
+    sha256: str
+    state: DocState
+    attempts: int
+    strikes: int
+    not_before: float
+    error: str | None
+    language: str | None
+    doctype: str | None
+    route: str | None
+    pages: int | None
+    outputs: tuple[Path, ...]
+    planned: tuple[Path, ...]
+    final_path: Path | None
+    duplicate_of: int | None
+    timings: Mapping[str, float]
+    created: float
+    updated: float
+    total_pages: int | None = None
+    started: float | None = None
+
+    @property
+    def tag(self) -> str:
+        return f"doc-{self.id}"
+
+    @property
+    def document(self) -> Document:
+        return Document(
+            id=self.id, path=self.path, inbox=self.inbox, size=self.size, mtime=self.mtime,
+            sha256=self.sha256, attempts=self.attempts, state=self.state,
+        )
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """A finished page as the journal keeps it: the engine's answer and the render facts."""
+
+    text: PageText
+    info: Mapping[str, Any] = field(default_factory=dict)  # rotation, cropped, script, size, source_size
 
 
 def journal_path(state_dir: Path) -> Path:
@@ -149,8 +253,29 @@ class Journal:
                 return
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(SCHEMA)  # executescript manages its own transaction
+            self._migrate()
         except (OSError, sqlite3.Error) as e:
             raise FatalError(f"cannot open the journal {self.path}: {e}", ExitCode.STATE) from e
+
+    def _migrate(self) -> None:
+        """Bring a journal of an older daemon to ``SCHEMA_VERSION`` (idempotent; adds only)."""
+        db = self._conn()
+        if int(db.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION:
+            return
+        with self._tx() as db:
+            have = {r["name"] for r in db.execute("PRAGMA table_info(documents)")}
+            for name, sqltype in V2_COLUMNS:
+                if name not in have:
+                    db.execute(f"ALTER TABLE documents ADD COLUMN {name} {sqltype}")
+            for stmt in SCHEMA_V2.split(";"):
+                if stmt.strip():
+                    db.execute(stmt)
+            db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _has_pages(self) -> bool:
+        """Whether this journal has the pages table (a read-only open of an old one has not)."""
+        db = self._conn()
+        return db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='pages'").fetchone() is not None
 
     # -- connection handling -------------------------------------------------------------
 
@@ -206,11 +331,11 @@ class Journal:
             (spath, st.st_size, st.st_mtime),
         ).fetchone()
         if row is not None and row["state"] in (DocState.QUEUED, DocState.PROCESSING, DocState.DONE, DocState.DUPLICATE):
-            return Admission("known", _doc(row))
+            return Admission(AdmitAction.KNOWN, _doc(row))
         if row is not None and row["state"] == DocState.FAILED:
             # A failed file still in the inbox (e.g. failed folder unwritable) is not retried
             # automatically: ``ocr-daemon requeue`` does that on purpose.
-            return Admission("known", _doc(row))
+            return Admission(AdmitAction.KNOWN, _doc(row))
         plain = stat.S_ISREG(st.st_mode) and st.st_nlink == 1
         digest = sha256_file(path) if plain else NOT_READ
         now = time.time()
@@ -226,7 +351,7 @@ class Journal:
                 # rescan is cheap. (A source that was archived away and is dropped again under
                 # the same name is a new drop: it falls through to the duplicate check below.)
                 db.execute("UPDATE documents SET size=?, mtime=?, updated=? WHERE id=?", (st.st_size, st.st_mtime, now, same["id"]))
-                return Admission("known", _doc(same))
+                return Admission(AdmitAction.KNOWN, _doc(same))
             earlier = db.execute(
                 "SELECT * FROM documents WHERE sha256=? AND state='done' ORDER BY id LIMIT 1", (digest,)
             ).fetchone()
@@ -244,7 +369,7 @@ class Journal:
             rowid = cur.lastrowid
             assert rowid is not None
             new = db.execute("SELECT * FROM documents WHERE id=?", (rowid,)).fetchone()
-        return Admission("duplicate" if dup_of else "queued", _doc(new), dup_of)
+        return Admission(AdmitAction.DUPLICATE if dup_of else AdmitAction.QUEUED, _doc(new), dup_of)
 
     # -- work queue ------------------------------------------------------------------------
 
@@ -255,8 +380,8 @@ class Journal:
             if row is None or row["state"] != DocState.QUEUED:
                 return None
             db.execute(
-                "UPDATE documents SET state='processing', attempts=attempts+1, updated=? WHERE id=?",
-                (time.time(), doc_id),
+                "UPDATE documents SET state='processing', attempts=attempts+1, started=?, updated=? WHERE id=?",
+                (time.time(), time.time(), doc_id),
             )
             row = db.execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
         return _doc(row)
@@ -317,11 +442,13 @@ class Journal:
                     doc_id,
                 ),
             )
+            self._drop_pages(db, doc_id)
 
     def supersede(self, doc_id: int, reason: str) -> None:
         """This version was replaced while being processed: final, nothing written for it."""
         with self._tx() as db:
             db.execute("UPDATE documents SET state='superseded', error=?, updated=? WHERE id=?", (reason, time.time(), doc_id))
+            self._drop_pages(db, doc_id)
 
     def fail(self, doc_id: int, error: str, final_path: Path | None) -> None:
         with self._tx() as db:
@@ -329,6 +456,7 @@ class Journal:
                 "UPDATE documents SET state='failed', error=?, final_path=?, updated=? WHERE id=?",
                 (error, db_path(final_path), time.time(), doc_id),
             )
+            self._drop_pages(db, doc_id)
 
     def strike(self, doc_id: int) -> int:
         """Count one crash-type failure; returns the new count."""
@@ -357,6 +485,7 @@ class Journal:
                 "UPDATE documents SET state='duplicate', error=NULL, outputs=?, final_path=?, updated=? WHERE id=?",
                 (_dump_paths(outputs), db_path(final_path), time.time(), doc_id),
             )
+            self._drop_pages(db, doc_id)
 
     def requeue(self, *, failed: bool = False, paths: list[Path] | None = None) -> list[int]:
         """Put failed rows (or the rows of given paths) back to ``queued``. Returns their ids."""
@@ -382,14 +511,85 @@ class Journal:
         with self._tx() as db:
             db.execute("UPDATE documents SET path=?, updated=? WHERE id=?", (db_path(new_path), time.time(), doc_id))
 
+    # -- pages (resume, progress) ------------------------------------------------------------
+
+    def _drop_pages(self, db: sqlite3.Connection, doc_id: int) -> None:
+        db.execute("DELETE FROM pages WHERE doc_id=?", (doc_id,))
+
+    def set_total_pages(self, doc_id: int, n: int) -> None:
+        """The document's page count, known once it is opened (progress: done/total)."""
+        with self._tx() as db:
+            db.execute("UPDATE documents SET total_pages=?, updated=? WHERE id=?", (n, time.time(), doc_id))
+
+    def record_page(self, doc_id: int, key: str, page: PageRecord) -> None:
+        """Commit one finished page (synced like every commit: a crash after this returns does
+        not lose it). Recording a page again replaces it."""
+        t = page.text
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO pages(doc_id, idx, key, text, engine, seconds, flags, meta, source, info, created)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (doc_id, t.index, key, t.text, t.engine, t.seconds, json.dumps(t.flags), json.dumps(t.meta, default=str),
+                 t.source, json.dumps(dict(page.info)), time.time()),
+            )
+
+    def done_pages(self, doc_id: int, key: str) -> dict[int, PageRecord]:
+        """Pages of ``doc_id`` already recorded under ``key``, by index. Pages recorded under
+        another key (another engine or render size) are dropped: they will be read again."""
+        if self.readonly and not self._has_pages():
+            return {}
+        db = self._conn()
+        rows = db.execute("SELECT * FROM pages WHERE doc_id=? ORDER BY idx", (doc_id,)).fetchall()
+        out: dict[int, PageRecord] = {}
+        stale = False
+        for r in rows:
+            if r["key"] != key:
+                stale = True
+                continue
+            try:
+                text = PageText(
+                    index=int(r["idx"]), text=r["text"], engine=r["engine"], seconds=float(r["seconds"]),
+                    flags=list(json.loads(r["flags"])), meta=dict(json.loads(r["meta"])), source=r["source"],
+                )
+                out[text.index] = PageRecord(text, dict(json.loads(r["info"])))
+            except (TypeError, ValueError) as e:  # a damaged record is read again, never trusted
+                log.warning("doc-%d: page %d record unreadable (%s); reading the page again", doc_id, r["idx"], e)
+        if stale and not self.readonly:
+            with self._tx() as db:
+                db.execute("DELETE FROM pages WHERE doc_id=? AND key!=?", (doc_id, key))
+        return out
+
+    def progress(self) -> list[Progress]:
+        """One ``Progress`` per document in processing, oldest first. Read-only; cheap (one
+        query); callable from any thread or process (``ocr-daemon status``, the HTTP endpoint)."""
+        db = self._conn()
+        if not self._has_pages():
+            return []
+        rows = db.execute(
+            "SELECT d.id, d.path, d.inbox, d.total_pages, d.started,"
+            " (SELECT count(*) FROM pages p WHERE p.doc_id=d.id) AS done,"
+            " (SELECT count(*) FROM pages p WHERE p.doc_id=d.id AND p.created >= d.started) AS done_now"
+            " FROM documents d WHERE d.state='processing' ORDER BY d.id"
+        ).fetchall()
+        now = time.time()
+        return [
+            Progress.compute(
+                doc_id=int(r["id"]), path=from_db_path(r["path"]) or Path(), inbox=r["inbox"],
+                pages_done=int(r["done"]), pages_total=r["total_pages"], done_this_attempt=int(r["done_now"]),
+                started=float(r["started"] or now), now=now,
+            )
+            for r in rows
+        ]
+
     # -- queries ---------------------------------------------------------------------------
 
-    def get(self, doc_id: int) -> dict[str, Any] | None:
-        """The row as a dict; ``path``/``final_path`` decoded to ``Path`` (or None)."""
+    def get(self, doc_id: int) -> JournalRow | None:
+        """The row, decoded."""
         row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
         return _row(row) if row else None
 
-    def find(self, path: Path) -> dict[str, Any] | None:
+    def find(self, path: Path) -> JournalRow | None:
+        """The newest row whose source is (or was moved to) ``path``."""
         row = self._conn().execute(
             "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))
         ).fetchone()
@@ -399,7 +599,7 @@ class Journal:
         rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
         return {r["state"]: int(r["n"]) for r in rows}
 
-    def recent_failures(self, limit: int = 10) -> list[dict[str, Any]]:
+    def recent_failures(self, limit: int = 10) -> list[JournalRow]:
         rows = self._conn().execute(
             "SELECT * FROM documents WHERE state='failed' ORDER BY updated DESC LIMIT ?", (limit,)
         ).fetchall()
@@ -423,11 +623,45 @@ class Journal:
         return out
 
 
-def _row(row: sqlite3.Row) -> dict[str, Any]:
-    d = dict(row)
-    d["path"] = from_db_path(d["path"])
-    d["final_path"] = from_db_path(d["final_path"])
-    return d
+def _json_paths(v: str | None) -> tuple[Path, ...]:
+    try:
+        return tuple(Path(p) for p in json.loads(v)) if v else ()
+    except (TypeError, ValueError):
+        return ()
+
+
+def _row(row: sqlite3.Row) -> JournalRow:
+    keys = row.keys()
+    try:
+        timings = {str(k): float(v) for k, v in json.loads(row["timings"] or "{}").items()}
+    except (TypeError, ValueError, AttributeError):
+        timings = {}
+    return JournalRow(
+        id=int(row["id"]),
+        path=from_db_path(row["path"]) or Path(),
+        inbox=row["inbox"],
+        size=int(row["size"]),
+        mtime=float(row["mtime"]),
+        sha256=row["sha256"],
+        state=DocState(row["state"]),
+        attempts=int(row["attempts"]),
+        strikes=int(row["strikes"]),
+        not_before=float(row["not_before"]),
+        error=row["error"],
+        language=row["language"],
+        doctype=row["doctype"],
+        route=row["route"],
+        pages=None if row["pages"] is None else int(row["pages"]),
+        outputs=_json_paths(row["outputs"]),
+        planned=_json_paths(row["planned"]),
+        final_path=from_db_path(row["final_path"]),
+        duplicate_of=None if row["duplicate_of"] is None else int(row["duplicate_of"]),
+        timings=timings,
+        created=float(row["created"]),
+        updated=float(row["updated"]),
+        total_pages=row["total_pages"] if "total_pages" in keys else None,
+        started=row["started"] if "started" in keys else None,
+    )
 
 
 def _doc(row: sqlite3.Row) -> Document:
@@ -441,3 +675,18 @@ def _doc(row: sqlite3.Row) -> Document:
         attempts=int(row["attempts"]),
         state=DocState(row["state"]),
     )
+
+
+def status_summary(journal: Journal) -> dict[str, Any]:
+    """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
+    with): documents by state, the documents in progress with their page progress, and the ten
+    most recent failures with their reasons. Read-only."""
+    return {
+        "counts": journal.counts(),
+        "in_progress": [p.to_json() for p in journal.progress()],
+        "recent_failures": [
+            {"id": f.id, "path": str(f.path), "error": f.error,
+             "final_path": None if f.final_path is None else str(f.final_path)}
+            for f in journal.recent_failures(10)
+        ],
+    }

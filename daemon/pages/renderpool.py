@@ -27,6 +27,12 @@ Contract:
   ``CancelledError``, when its turn comes).
 - Workers are forkserver children (the multi-threaded daemon is never forked) with an
   address-space limit (``memory_mb``), so a decompression bomb kills a worker, not the daemon.
+- Workers die with the daemon, even after ``kill -9`` (nothing else reaps them outside systemd;
+  ~180 MB each). Their parent is the forkserver, which does *not* end with the daemon while
+  workers live (every forkserver child holds the pipe whose EOF would end it, and each worker
+  holds its own call queue open), so each worker watches the daemon itself: a thread blocked on
+  a pidfd of the daemon kills the worker when the daemon exits (checked at start too, in case it
+  is gone already), and ``PR_SET_PDEATHSIG`` kills it if the forkserver dies.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import functools
 import heapq
 import itertools
 import multiprocessing
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -50,12 +57,55 @@ from daemon.pages import render
 OPEN_PRIORITY = -1
 
 
-def _limit_worker(memory_bytes: int, nice: int = 0) -> None:
-    """Initializer of render workers: an address-space cap, so a decompression bomb or a broken
-    file that makes MuPDF allocate without end kills only this worker (MemoryError/crash); and
-    ``nice`` steps of lower CPU priority than the daemon."""
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(daemon_pid: int) -> None:
+    """In a worker: be killed when the daemon ``daemon_pid`` exits, however it exits (see the
+    module contract). A pidfd (Linux >= 5.3) becomes readable when its process ends; where there
+    is none, the thread polls the pid every second. ``prctl(PR_SET_PDEATHSIG)`` goes through
+    ctypes (no standard-library binding)."""
+    import ctypes
+    import os
+    import select
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    try:
+        fd: int | None = os.pidfd_open(daemon_pid)
+    except ProcessLookupError:
+        os._exit(1)  # the daemon died before this worker finished starting
+    except (OSError, AttributeError):
+        fd = None
+
+    def watch() -> None:
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                time.sleep(1.0)
+                try:
+                    os.kill(daemon_pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    continue
+        os.kill(os.getpid(), signal.SIGKILL)  # mid-task too: nobody will read its result
+
+    threading.Thread(target=watch, name="die-with-daemon", daemon=True).start()
+
+
+def _limit_worker(memory_bytes: int, nice: int = 0, daemon_pid: int = 0) -> None:
+    """Initializer of render workers: die with the daemon (``die_with_parent``); an address-space
+    cap, so a decompression bomb or a broken file that makes MuPDF allocate without end kills only
+    this worker (MemoryError/crash); and ``nice`` steps of lower CPU priority than the daemon."""
     import os
     import resource
+
+    if daemon_pid:
+        die_with_parent(daemon_pid)
 
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
@@ -233,7 +283,8 @@ class RenderPool:
             # forkserver: never fork the multi-threaded daemon itself (engine threads, locks).
             ctx = multiprocessing.get_context("forkserver")
             self._pool = cf.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=ctx, initializer=_limit_worker, initargs=(self.memory_bytes, self.nice)
+                max_workers=self.workers, mp_context=ctx, initializer=_limit_worker,
+                initargs=(self.memory_bytes, self.nice, os.getpid()),
             )
         return self._pool
 

@@ -55,6 +55,7 @@ from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
 from daemon.config import HttpCfg
+from daemon.journal.store import status_summary
 from daemon.names import display, for_log
 from daemon.service.metrics import METRICS, live_progress, ready_problems
 
@@ -204,16 +205,10 @@ class HttpEndpoint:
 
     def status(self) -> dict[str, Any]:
         svc = self.svc
-        counts = svc.journal.counts()
-        fails = svc.journal.recent_failures(10)
         problems = ready_problems(svc)
         return {
             # what `ocr-daemon status --json` prints (tests compare the two)
-            "counts": counts,
-            "recent_failures": [
-                {k: (str(f[k]) if isinstance(f[k], Path) else f[k]) for k in ("id", "path", "error", "final_path")}
-                for f in fails
-            ],
+            **status_summary(svc.journal),
             "live": {
                 "ready": not problems,
                 "not_ready": problems,
@@ -290,18 +285,18 @@ class HttpEndpoint:
         """Where an upload is: settling, queued, processing (with progress), done, failed..."""
         row = None
         found = self.svc.journal.find(up.path)
-        if found is not None and float(found["created"]) >= up.created - 1:
+        if found is not None and found.created >= up.created - 1:
             row = found
         out: dict[str, Any] = {"name": up.name, "inbox": up.inbox, "path": display(up.path)}
         if row is None:
             out["state"] = "settling"
             return out
         out.update(
-            id=row["id"], state=row["state"], error=row["error"], language=row["language"], doctype=row["doctype"],
-            route=row["route"], pages=row["pages"], outputs=json.loads(row["outputs"] or "[]"),
-            duplicate_of=row["duplicate_of"],
+            id=row.id, state=str(row.state), error=row.error, language=row.language, doctype=row.doctype,
+            route=row.route, pages=row.pages, outputs=[str(o) for o in row.outputs],
+            duplicate_of=row.duplicate_of,
         )
-        prog = next((p for p in live_progress(self.svc) if p.id == row["id"]), None)
+        prog = next((p for p in live_progress(self.svc) if p.id == row.id), None)
         if prog is not None:
             out["progress"] = prog.as_dict()
         return out

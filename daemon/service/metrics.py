@@ -243,14 +243,19 @@ def live_progress(svc: Any) -> list[DocProgress]:
     is listed with ``pages_total`` None.
     """
     tracked = METRICS.progress()
+    # the journal's page records count pages an interrupted attempt finished too (resume)
+    recorded = {p.doc_id: p for p in svc.journal.progress()}
     busy = svc.busy_documents()
     out = []
     for doc_id, since in sorted(busy.items(), key=lambda kv: kv[1]):
         p = tracked.get(doc_id)
+        jp = recorded.get(doc_id)
+        if jp is not None and (p is None or jp.pages_done > p.pages_done):
+            p = DocProgress(doc_id, jp.path.name, jp.inbox, jp.pages_total, jp.pages_done, p.pages_in_engine if p else 0,
+                            time.monotonic() - since, jp.pages_per_s, jp.eta_s)
         if p is None:
-            row = svc.journal.get(doc_id) or {}
-            path = row.get("path")
-            p = DocProgress(doc_id, path.name if path else f"doc-{doc_id}", row.get("inbox") or "", None, 0, 0,
+            row = svc.journal.get(doc_id)
+            p = DocProgress(doc_id, row.path.name if row else f"doc-{doc_id}", row.inbox if row else "", None, 0, 0,
                             time.monotonic() - since, 0.0, None)
         out.append(p)
     return out

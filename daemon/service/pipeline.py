@@ -12,48 +12,54 @@ Contract:
   are between "render started" and "text back" at a time, so memory stays bounded.
 - Repeating a document after a crash is safe: output names are recorded in the journal before
   any is written and reused on the repeat; an archive move is recorded before it is made.
+- Page-level resume: each page is committed to the journal as its text comes back
+  (``Journal.record_page``, unless ``daemon.page_records`` is off); a repeat renders and reads
+  only the pages not recorded, and the outputs are the same as an uninterrupted run's (the
+  recorded raw text and page facts are what the outputs are made from).
+- Progress: a log line per document at most every ``PROGRESS_LOG_EVERY`` seconds, and the
+  ``on_progress`` callback (``ocr-daemon once``'s bar) after each page.
+- The source file's checks and moves (keep/archive/delete, failed folder) are ``sources.Sources``.
+
+Over ~500 lines: one document's whole flow (open, the render/OCR window with resume, finish in a
+render worker, outputs, duplicates, failures, retries) reads top to bottom here; the source
+file's lifecycle already lives in ``sources.py``.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
-import errno
-import json
 import logging
 import os
 import pickle
-import stat
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from daemon.config import Config
 from daemon.document.model import Document as ParsedDocument
 from daemon.document.parse import parse_document
 from daemon.engines.base import Engine, PageRequest
 from daemon.errors import InputError, TransientError, WorkerCrash
-from daemon.fsio import (
-    atomic_write,
-    atomic_write_all,
-    error_note_name,
-    fit_stem,
-    fsync_dir,
-    is_within,
-    move_file,
-    plan_output_set,
-    remove_stale_temp,
-    unique_path,
+from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
+from daemon.journal.store import Journal, PageRecord
+from daemon.models import (
+    Classification,
+    Document,
+    PageLayout,
+    PageText,
+    Progress,
+    RenderOptions,
+    RouteDecision,
 )
-from daemon.journal.store import Journal
-from daemon.models import Classification, Document, PageLayout, PageText, RenderOptions, RouteDecision
 from daemon.names import display, for_log
 from daemon.pages import render
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
 from daemon.service import metrics
+from daemon.service.sources import Sources, changed
 from daemon.understand.classify import classify
 from daemon.understand.classify import warm as classify_warm
 from daemon.understand.route import choose_route
@@ -66,10 +72,15 @@ log = logging.getLogger(__name__)
 
 RAW_DIR = "raw"
 
+#: Seconds between two progress log lines of one document.
+PROGRESS_LOG_EVERY = 10.0
+
+OutcomeState = Literal["done", "duplicate", "superseded", "failed", "retry"]
+
 
 @dataclass
 class Outcome:
-    state: str  # done | duplicate | superseded | failed | retry
+    state: OutcomeState
     retry_in: float = 0.0
     outputs: list[Path] | None = None
     final_path: Path | None = None
@@ -154,13 +165,27 @@ def warm_worker() -> None:
     classify_warm()
 
 
+def page_key(engine: str, opts: RenderOptions, languages: list[str] | None) -> str:
+    """What a recorded page was read with: a page recorded under another key (another engine,
+    render size or language hint) is read again on resume, never mixed in."""
+    return (
+        f"{engine}|edge={opts.longest_edge},dpi={opts.max_dpi},rot={int(opts.autorotate)},crop={int(opts.crop_borders)}"
+        f"|langs={','.join(languages or [])}"
+    )
+
+
 class Pipeline:
     """Processes documents; shared by all document worker threads."""
 
-    def __init__(self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None) -> None:
+    def __init__(
+        self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> None:
+        self.sources = Sources(cfg, journal, claim=self._claim_output)
         self.cfg = cfg
         self.journal = journal
         self.engine = engine
+        self.on_progress = on_progress
         n = render_workers if render_workers is not None else cfg.daemon.render_workers
         self.pool = RenderPool(
             n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb, nice=cfg.daemon.render_nice
@@ -170,6 +195,19 @@ class Pipeline:
         self._plan_lock = threading.Lock()
 
     # -- public -------------------------------------------------------------------------------
+
+    @property
+    def cfg(self) -> Config:
+        return self._cfg
+
+    @cfg.setter
+    def cfg(self, cfg: Config) -> None:  # a reload replaces it: the source checks follow
+        self._cfg = cfg
+        self.sources.cfg = cfg
+
+    def _claim_output(self, path: Path) -> None:
+        with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
+            self.outputs_seen.add(str(path))
 
     def is_output(self, path: Path) -> bool:
         with self._outputs_lock:
@@ -184,17 +222,17 @@ class Pipeline:
 
     def process(self, doc: Document) -> Outcome:
         tag = doc.tag
-        row = self.journal.get(doc.id) or {}
+        row = self.journal.get(doc.id)
         src = doc.path
         try:
-            src = self._locate_source(doc, row)
-            if row.get("duplicate_of"):
-                return self._duplicate(doc, src, int(row["duplicate_of"]))
+            src = self.sources.locate(doc, row)
+            if row is not None and row.duplicate_of:
+                return self._duplicate(doc, src, row.duplicate_of)
             return self._process(doc, src)
         except _Replaced:
             return self._superseded(doc)
         except InputError as e:
-            if _changed(doc, src):  # the error was about content that is no longer there
+            if changed(doc, src):  # the error was about content that is no longer there
                 return self._superseded(doc)
             return self._fail(doc, src, e.reason)
         except WorkerCrash as e:
@@ -202,59 +240,12 @@ class Pipeline:
         except TransientError as e:
             return self._retry(doc, src, str(e), counted=False)
         except Exception as e:  # a bug or an unexpected library error: retry a few times, then fail
-            if _changed(doc, src):  # e.g. a page index past the end of a shorter new version
+            if changed(doc, src):  # e.g. a page index past the end of a shorter new version
                 return self._superseded(doc)
             log.exception("%s: unexpected error", tag)
             return self._retry(doc, src, f"internal error: {type(e).__name__}: {e}", counted=True)
 
     # -- stages -------------------------------------------------------------------------------
-
-    def _locate_source(self, doc: Document, row: dict[str, Any]) -> Path:
-        """The source file, checked to be a plain regular file inside its inbox.
-
-        Follows a move recorded before a crash: the journal stores where a source is going
-        (archive or failed folder) before moving it, and a move is link-then-unlink, so after a
-        crash the file is at the old place, the new place, or both (same inode: finish the move).
-        """
-        src = doc.path
-        moved: Path | None = row.get("final_path")
-        if moved is not None and moved != src and os.path.lexists(moved):
-            if os.path.lexists(src) and _same_inode(src, moved):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(src)
-                    fsync_dir(src.parent)
-            if not os.path.lexists(src):
-                return moved  # crash between the move and the journal's finish: carry on from there
-        if not os.path.lexists(src):
-            raise InputError("the file disappeared before it could be processed")
-        st = os.lstat(src)
-        if stat.S_ISLNK(st.st_mode):
-            raise InputError("the file is a symbolic link; links are refused so nothing outside the inbox is read")
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError("not a regular file (a device, pipe, socket or folder)")
-        if st.st_nlink > 1:
-            raise InputError(f"the file has {st.st_nlink} hard links; refused so nothing outside the inbox is read")
-        inbox = self.cfg.inbox(doc.inbox)
-        if inbox is not None:
-            root = os.path.realpath(inbox.path)
-            real = os.path.realpath(src.parent)
-            if not is_within(real, root):
-                raise InputError("the file's folder resolves outside the inbox (a symlinked folder); refused")
-        try:
-            # O_NOFOLLOW|O_NONBLOCK: never follow a link swapped in since the lstat, never block
-            # on a FIFO; fstat checks what was really opened.
-            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise InputError("the file is a symbolic link; refused") from e
-            raise TransientError(f"cannot open the file: {e.strerror}") from e
-        try:
-            fst = os.fstat(fd)
-            if not stat.S_ISREG(fst.st_mode) or fst.st_nlink > 1:
-                raise InputError("the file changed into a link or special file while being opened; refused")
-        finally:
-            os.close(fd)
-        return src
 
     def _process(self, doc: Document, src: Path) -> Outcome:
         tag = doc.tag
@@ -263,12 +254,13 @@ class Pipeline:
         opts = render_options(self.cfg)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
+        self.journal.set_total_pages(doc.id, n)
         log.info("%s processing %s (%d pages, attempt %d)", tag, for_log(src.name), n, doc.attempts)
         metrics.document_started(doc.id, display(src.name), doc.inbox, n)
         t1 = time.monotonic()
         texts, page_info = self._recognize(doc, src, n, opts)
         timings["ocr"] = time.monotonic() - t1
-        if _changed(doc, src):
+        if changed(doc, src):
             raise _Replaced  # pages may mix two versions: write nothing for this one
         return self._finish(doc, src, texts, page_info, timings, t0)
 
@@ -291,12 +283,19 @@ class Pipeline:
         timings["classify"] = prep.seconds["classify"]
         self._save_raw(doc, pages)
         t3 = time.monotonic()
-        sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
-        if prep.pdf_report is not None:
-            sidecar["pdf"] = prep.pdf_report
-        outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
-        timings["write"] = prep.seconds["render"] + time.monotonic() - t3
-        final = self._source_action(doc, src, decision)
+        # Where the source will go is decided (and journaled) before the outputs are written, so
+        # the sidecar can say it (``archived_to``); it moves once the outputs are on disk.
+        target = self.sources.plan(doc, src, decision.source_action, decision.archive_dir, self.journal.get(doc.id))
+        try:
+            sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
+            sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
+            if prep.pdf_report is not None:
+                sidecar["pdf"] = prep.pdf_report
+            outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
+            timings["write"] = prep.seconds["render"] + time.monotonic() - t3
+            final = self.sources.act(doc, src, decision.source_action, target)
+        finally:
+            self.sources.release(target)
         self._cleanup_temp(doc)
         timings["total"] = time.monotonic() - t0
         metrics.observe_stage("finish", timings["total"] - timings.get("count", 0.0) - timings.get("ocr", 0.0))
@@ -367,7 +366,9 @@ class Pipeline:
             task.cancel()  # still waiting for a worker (the clock loop above was interrupted)
 
     def _recognize(self, doc: Document, src: Path, n: int, opts: RenderOptions) -> tuple[list[PageText], list[dict[str, Any]]]:
-        """Render pages in the pool and feed each to the engine as soon as it is ready."""
+        """Render pages in the pool and feed each to the engine as soon as it is ready; pages
+        recorded by an earlier attempt are taken from the journal instead (resume), and each
+        page read now is recorded as it comes back."""
         inbox = self.cfg.inbox(doc.inbox)
         langs: list[str] | None = list(inbox.languages) if inbox and inbox.languages else None
         window = max(2, min(n, self.engine.max_in_flight, self.cfg.daemon.pages_in_flight_per_document))
@@ -376,20 +377,32 @@ class Pipeline:
         results: dict[int, PageText] = {}
         info: dict[int, dict[str, Any]] = {}
         limit = self.cfg.engine.render_timeout
-        next_i = 0
         # An engine without word boxes (VLM) gets each page's line boxes from the render worker,
         # for the searchable PDF's alignment (daemon.writers.pdflayout).
         want_pdf = self._pdf_wanted()
         with_lines = want_pdf and not getattr(self.engine, "word_boxes", False)
         line_boxes: dict[int, PageLayout] = {}
+        records = self.cfg.daemon.page_records
+        key = page_key(self.engine.name, opts, langs)
+        if records:
+            for i, rec in self.journal.done_pages(doc.id, key).items():
+                if i < n:
+                    results[i] = rec.text
+                    info[i] = dict(rec.info)
+        if results:
+            log.info("%s resuming: %d of %d pages already done", doc.tag, len(results), n)
+        todo = [i for i in range(n) if i not in results]
+        meter = _Meter(doc, n, len(results), self.on_progress)
+        next_t = 0
         try:
             while len(results) < n:
-                while next_i < n and len(rendering) + len(ocr) < window:
+                while next_t < len(todo) and len(rendering) + len(ocr) < window:
+                    i = todo[next_t]
                     # Page index as priority: the first pages of every document render first.
                     fn = render_page_with_lines if with_lines else render.render_page
-                    rf = self.pool.submit(fn, src, next_i, opts, priority=next_i)
-                    rendering[rf] = next_i
-                    next_i += 1
+                    rf = self.pool.submit(fn, src, i, opts, priority=i)
+                    rendering[rf] = i
+                    next_t += 1
                 # Wake at the earliest render deadline, counted from when a worker took the page.
                 wake = min((r.deadline(limit) for r in rendering), default=None)
                 timeout = None if wake is None else max(0.0, wake - time.monotonic())
@@ -432,12 +445,17 @@ class Pipeline:
                         ocr[self.engine.submit(req)] = i
                     else:
                         i = ocr.pop(f)
-                        results[i] = f.result()
-                        metrics.page_recognized(doc.id, results[i].seconds)
+                        text = f.result()
+                        log.debug("%s page %d/%d read by %s in %.2fs", doc.tag, i + 1, n, text.engine, text.seconds)
+                        metrics.page_recognized(doc.id, text.seconds)
                         if not want_pdf:
-                            results[i].layout = None  # word boxes are kept only for the pdf output
-                        elif results[i].layout is None and i in line_boxes:
-                            results[i].layout = line_boxes.pop(i)
+                            text.layout = None  # word boxes are kept only for the pdf output
+                        elif text.layout is None and i in line_boxes:
+                            text.layout = line_boxes.pop(i)
+                        if records:
+                            self.journal.record_page(doc.id, key, PageRecord(text, info[i]))
+                        results[i] = text
+                        meter.page()
         finally:
             for r in rendering:
                 r.cancel()
@@ -458,7 +476,7 @@ class Pipeline:
         for t, pi in zip(texts, page_info, strict=True):
             pages.append({**pi, "seconds": round(t.seconds, 3), "flags": t.flags, **({"meta": t.meta} if t.meta else {})})
         return {
-            "source": display(src),
+            "source": display(doc.path),  # where it was dropped; ``archived_to``: where it went
             "inbox": doc.inbox,
             "sha256": doc.sha256,
             "size": doc.size,
@@ -520,33 +538,6 @@ class Pipeline:
         for p in self.journal.planned(doc.id):
             remove_stale_temp(p)
 
-    def _source_action(self, doc: Document, src: Path, decision: RouteDecision) -> Path | None:
-        action = decision.source_action
-        if action == "keep" or src != doc.path:  # src != doc.path: already archived before a crash
-            return src
-        if _changed(doc, src):
-            # A new version replaced the file after its pages were read: archiving or deleting
-            # it now would lose content that was never OCRed. It stays; the watcher admits it.
-            log.info("%s: %s changed while being processed; left in place for the new version", doc.tag, for_log(src.name))
-            return src
-        if action == "delete":
-            try:
-                src.unlink()
-                fsync_dir(src.parent)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise TransientError(f"cannot delete {src}: {e.strerror}") from e
-            return None
-        assert decision.archive_dir is not None
-        target = unique_path(decision.archive_dir, src.name)
-        self.journal.set_final_path(doc.id, target)
-        with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
-            self.outputs_seen.add(str(target))
-        move_file(src, target)
-        log.info("%s archived to %s", doc.tag, for_log(target))
-        return target
-
     def _save_raw(self, doc: Document, pages: list[str]) -> None:
         # raw/<document id>/<stem>.raw.md: the id keeps same-named documents apart, the stem
         # makes `ocr-daemon convert` name its outputs after the source.
@@ -559,16 +550,16 @@ class Pipeline:
     # -- duplicates, failures, retries ---------------------------------------------------------
 
     def _duplicate(self, doc: Document, src: Path, earlier_id: int) -> Outcome:
-        earlier = self.journal.get(earlier_id) or {}
+        earlier = self.journal.get(earlier_id)
         cls = Classification(
-            language=earlier.get("language") or "unknown",
+            language=(earlier.language if earlier else None) or "unknown",
             language_confidence=1.0,
-            doctype=earlier.get("doctype") or "other",
+            doctype=(earlier.doctype if earlier else None) or "other",
         )
-        pages = int(earlier.get("pages") or 0)
+        pages = (earlier.pages if earlier else None) or 0
         decision, _ = choose_route(self.cfg, path=src, inbox=doc.inbox, cls=cls, pages=pages, when=datetime.now())
         sidecar = {
-            "source": display(src),
+            "source": display(doc.path),
             "inbox": doc.inbox,
             "sha256": doc.sha256,
             "language": cls.language,
@@ -578,12 +569,17 @@ class Pipeline:
             "document_id": doc.id,
             "duplicate_of": {
                 "document_id": earlier_id,
-                "source": display(earlier["path"]) if earlier.get("path") else None,
-                "outputs": _json_list(earlier.get("outputs")),
+                "source": display(earlier.path) if earlier else None,
+                "outputs": [os.fsdecode(p) for p in earlier.outputs] if earlier else [],
             },
         }
-        outputs = self._write(doc, src, decision, [], cls.language, sidecar, {}, formats=["json"])
-        final = self._source_action(doc, src, decision)
+        target = self.sources.plan(doc, src, decision.source_action, decision.archive_dir, self.journal.get(doc.id))
+        try:
+            sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
+            outputs = self._write(doc, src, decision, [], cls.language, sidecar, {}, formats=["json"])
+            final = self.sources.act(doc, src, decision.source_action, target)
+        finally:
+            self.sources.release(target)
         self.journal.finish_duplicate(doc.id, outputs=outputs, final_path=final)
         log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, for_log(src.name))
         return Outcome("duplicate", outputs=outputs, final_path=final)
@@ -597,28 +593,7 @@ class Pipeline:
         return Outcome("superseded", reason=reason)
 
     def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
-        failed_dir = self.cfg.daemon.failed_dir
-        final: Path | None = None
-        if os.path.lexists(src):
-            try:
-                failed_dir.mkdir(parents=True, exist_ok=True)
-                if os.path.realpath(src.parent) == os.path.realpath(failed_dir):
-                    target = src  # already moved there before a crash
-                else:
-                    target = unique_path(failed_dir, src.name)
-                    self.journal.set_final_path(doc.id, target)
-                    move_file(src, target)
-                final = target
-                note = (
-                    f"ocr-daemon could not process this file.\n\nReason: {reason}\n\n"
-                    f"Original location: {display(doc.path)}\nInbox: {doc.inbox}\nSHA-256: {doc.sha256}\n"
-                    f"Attempts: {doc.attempts}\nWhen: {datetime.now().astimezone().isoformat(timespec='seconds')}\n\n"
-                    f"To try again: ocr-daemon requeue '{display(target)}'\n"
-                )
-                atomic_write(failed_dir / error_note_name(target.name), note.encode("utf-8"))
-            except (TransientError, OSError) as e:
-                log.error("%s: cannot move to the failed folder (%s); the file stays where it is", doc.tag, for_log(str(e)))
-                final = src
+        final = self.sources.fail(doc, src, reason)
         self.journal.fail(doc.id, reason, final)
         log.info("%s failed: %s", doc.tag, for_log(reason))
         return Outcome("failed", final_path=final, reason=reason)
@@ -638,29 +613,35 @@ class Pipeline:
         return Outcome("retry", retry_in=delay, reason=reason)
 
 
+class _Meter:
+    """One document's page progress in this process: the log line (at most every
+    ``PROGRESS_LOG_EVERY`` s) and the ``on_progress`` callback (after each page)."""
+
+    def __init__(self, doc: Document, total: int, resumed: int, callback: Callable[[Progress], None] | None) -> None:
+        self.doc, self.total, self.resumed, self.callback = doc, total, resumed, callback
+        self.done_now = 0
+        self.started = time.time()
+        self.logged = time.monotonic()
+        if callback is not None:
+            callback(self.progress())
+
+    def progress(self) -> Progress:
+        return Progress.compute(
+            doc_id=self.doc.id, path=self.doc.path, inbox=self.doc.inbox, pages_done=self.resumed + self.done_now,
+            pages_total=self.total, done_this_attempt=self.done_now, started=self.started, now=time.time(),
+        )
+
+    def page(self) -> None:
+        self.done_now += 1
+        now = time.monotonic()
+        last = self.resumed + self.done_now >= self.total
+        if now - self.logged >= PROGRESS_LOG_EVERY and not last:
+            self.logged = now
+            p = self.progress()
+            log.info("%s progress: %s", self.doc.tag, p.short().split(" ", 1)[1])
+        if self.callback is not None:
+            self.callback(self.progress())
+
+
 class _Replaced(Exception):
-    """The source changed after admission (see ``_changed``)."""
-
-
-def _changed(doc: Document, src: Path) -> bool:
-    """True if the file at ``src`` is no longer the version the journal admitted (size or mtime
-    differ: replaced by rename, rewritten in place). A vanished file is not "changed"."""
-    try:
-        st = os.lstat(src)
-    except OSError:
-        return False
-    return (st.st_size, st.st_mtime) != (doc.size, doc.mtime)
-
-
-def _same_inode(a: Path, b: Path) -> bool:
-    try:
-        sa, sb = os.lstat(a), os.lstat(b)
-    except OSError:
-        return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
-
-
-def _json_list(v: Any) -> list[str]:
-    with contextlib.suppress(TypeError, ValueError):
-        return list(json.loads(v))
-    return []
+    """The source changed after admission (see ``sources.changed``)."""

@@ -35,7 +35,7 @@ from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.fsio import is_within
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.watch import InboxWatcher
-from daemon.journal.store import Journal
+from daemon.journal.store import AdmitAction, Journal
 from daemon.models import Candidate
 from daemon.names import for_log
 from daemon.pages import render
@@ -143,7 +143,7 @@ class Service:
     def _skip_known(self, path: Path, st: Any) -> bool:
         """Cheap pre-check: skip files the journal already has with this size+mtime."""
         row = self.journal.find(path)
-        return bool(row and row["path"] == path and row["size"] == st.st_size and row["mtime"] == st.st_mtime)
+        return bool(row and row.path == path and row.size == st.st_size and row.mtime == st.st_mtime)
 
     def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
         metrics.observe_stage("stability_wait", time.monotonic() - cand.seen)
@@ -154,7 +154,7 @@ class Service:
         except OSError as e:
             log.warning("cannot read %s: %s (will retry on the next scan)", for_log(cand.path.name), e.strerror)
             return
-        if adm.action in ("queued", "duplicate") and adm.document is not None:
+        if adm.action in (AdmitAction.QUEUED, AdmitAction.DUPLICATE) and adm.document is not None:
             d = adm.document
             extra = f" (duplicate of doc-{adm.duplicate_of})" if adm.duplicate_of else ""
             log.info("%s queued %s from inbox %r%s", d.tag, for_log(cand.path.name), cand.inbox, extra)
@@ -295,10 +295,15 @@ class Service:
             last = [(t, p) for t, p in self._recent if now - t <= 300]
         span = max(60.0, now - min((t for t, _ in last), default=now))
         rate = sum(p for _, p in last) / span * 60 if last else 0.0
-        return (
+        line = (
             f"{len(self.queue)} queued, {busy} processing, {self.tracker.pending()} settling; "
             f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed; {rate:.1f} pages/min (5 min)"
         )
+        # Documents in progress, in short (systemctl shows one line): the two furthest from done.
+        progress = sorted(self.journal.progress(), key=lambda p: -((p.pages_total or 0) - p.pages_done))
+        if progress:
+            line += "; " + ", ".join(p.short() for p in progress[:2]) + (f" +{len(progress) - 2}" if len(progress) > 2 else "")
+        return line
 
     def _status(self) -> None:
         notify(f"STATUS={self.status_line()}")
@@ -337,13 +342,17 @@ class Service:
         return ExitCode.OK
 
     def _making_progress(self, now: float) -> bool:
-        """Healthy = nothing in flight, or something finished recently enough."""
+        """Healthy = nothing in flight, or a *page* finished (or a document started or ended)
+        within the engine's ``hang_timeout`` (plus ``drain_timeout``: a drain may hold pages that
+        long). Page-level, so a 300-page document keeps the watchdog fed while pages complete,
+        and a stalled engine stops it: systemd then restarts the daemon, and the document resumes
+        from its recorded pages."""
         with self._busy_lock:
-            busy = bool(self._busy)
-        if not busy:
-            return True
-        hang = self.cfg.engine.vllm.hang_timeout
-        return now - max(self.last_progress, getattr(self.engine, "last_progress", 0.0)) < hang + self.cfg.daemon.drain_timeout
+            if not self._busy:
+                return True
+            latest_start = max(self._busy.values())
+        ref = max(self.last_progress, self.engine.last_progress, latest_start)
+        return now - ref < self.engine.hang_timeout + self.cfg.daemon.drain_timeout
 
     def reload(self) -> None:
         if self.config_path is None:

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install.sh"
 TARGET_PREFIXES = ("/opt/ocr-daemon", "/etc/ocr-daemon", "/srv/ocr", "/var/lib/ocr-daemon")
 SYSTEM_PATHS = ("/opt/ocr-daemon", "/etc/ocr-daemon", "/srv/ocr", "/var/lib/ocr-daemon",
-                "/etc/systemd/system/ocr-daemon.service")
+                "/etc/systemd/system/ocr-daemon.service", "/usr/local/bin/ocr-daemon")
 
 
 def run_install(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -77,6 +77,10 @@ class Staged:
     @property
     def cli(self) -> Path:
         return self.venv / "bin" / "ocr-daemon"
+
+    @property
+    def link(self) -> Path:
+        return self.root / "usr/local/bin/ocr-daemon"
 
     @property
     def conf(self) -> Path:
@@ -189,6 +193,20 @@ def test_installed_cli_runs_help_and_check_config(install: Staged) -> None:
 
 
 @pytest.mark.slow
+def test_the_command_is_on_path_through_a_link_to_the_venv(install: Staged) -> None:
+    """`ocr-daemon status` and the other README examples work after the install: the command is
+    linked into usr/local/bin (inside the staging root here) and runs the installed venv."""
+    assert install.link.is_symlink()
+    assert os.readlink(install.link) == str(install.cli)
+    env = {**cli_env(), "PATH": f"{install.link.parent}:/usr/bin:/bin"}
+    r = subprocess.run(["ocr-daemon", "status", "--config", str(install.conf)], capture_output=True, text=True,
+                       env=env, cwd="/", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "journal:" in r.stdout
+    assert f"command: {install.link} -> {install.cli}" in install.result.stdout
+
+
+@pytest.mark.slow
 def test_installed_check_config_rejects_a_broken_config(install: Staged, tmp_path: Path) -> None:
     bad = tmp_path / "rules.yaml"
     text, n = re.subn(r"^(\s*)workers:[^#\n]*", r"\1workers: many ", install.conf.read_text(encoding="utf-8"),
@@ -235,12 +253,13 @@ def test_reinstall_is_idempotent_and_keeps_an_edited_config(install: Staged) -> 
 
     # 1. Again, unchanged: nothing to do for the config, everything still in place; the package
     #    is installed again from the checkout (an upgrade replaces the code of the same version).
-    installed = next((s.venv / "lib").glob("python3*/site-packages")) / "daemon/config/schema.py"
+    # (daemon/cli.py: a module that stays where it is; daemon/config.py became a package)
+    installed = next((s.venv / "lib").glob("python3*/site-packages")) / "daemon/cli.py"
     installed.write_text("# an older release\n")
     r = run_install("--root", str(s.root), "--no-apt", "--no-gpu")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "is the current default" in r.stdout
-    assert installed.read_bytes() == (REPO / "daemon/config/schema.py").read_bytes()
+    assert installed.read_bytes() == (REPO / "daemon/cli.py").read_bytes()
     assert s.conf.read_text(encoding="utf-8") == default and not dist_new.exists()
     assert run_cli(s, "check-config", "--config", str(s.conf)).returncode == 0
 
@@ -302,7 +321,7 @@ set -euo pipefail
 T=$1; PDF=$2
 # Private copies (overlays) of what a real install writes; they vanish with this namespace and
 # the changes stay readable in $T/ovl/*/up afterwards.
-for d in etc opt srv var/lib; do
+for d in etc opt srv var/lib usr/local; do
   n=${d//\//_}; mkdir -p "$T/ovl/$n/up" "$T/ovl/$n/work"
   mount -t overlay overlay -o "lowerdir=/$d,upperdir=$T/ovl/$n/up,workdir=$T/ovl/$n/work" "/$d"
 done
@@ -327,6 +346,7 @@ done
 kill -TERM -- -$pid; wait $pid && echo "daemon exit 0" >>"$T/daemon.log" || echo "daemon exit $?" >>"$T/daemon.log"
 find /srv/ocr /var/lib/ocr-daemon -printf '%p %u:%g %m\n' | sort >"$T/tree.txt"
 getent passwd ocr-daemon >"$T/passwd.txt"
+{ readlink /usr/local/bin/ocr-daemon; PATH=/usr/local/bin:/usr/bin:/bin ocr-daemon --version; } >"$T/path.txt" 2>&1
 """
 
 
@@ -358,7 +378,7 @@ def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", REAL_INSTALL, "real",
                         str(tmp_path), str(pdf)], capture_output=True, text=True, timeout=900, env=env)
     out = {n: (tmp_path / n).read_text() if (tmp_path / n).exists() else "" for n in
-           ("install.out", "daemon.log", "tree.txt", "passwd.txt")}
+           ("install.out", "daemon.log", "tree.txt", "passwd.txt", "path.txt")}
     report = f"{r.stdout}{r.stderr}\n" + "\n".join(f"--- {k} ---\n{v}" for k, v in out.items())
     assert r.returncode == 0, report
     # The user: a system account without a login shell, home = state dir.
@@ -373,6 +393,9 @@ def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
     assert cars and tree[cars[0]].startswith("ocr-daemon:"), report
     assert "daemon exit 0" in out["daemon.log"], report
     assert "Operation not permitted" not in out["daemon.log"], report
+    # `ocr-daemon` is on PATH: /usr/local/bin/ocr-daemon -> the venv's script
+    assert out["path.txt"].splitlines()[:1] == ["/opt/ocr-daemon/venv/bin/ocr-daemon"], report
+    assert "ocr-daemon " in out["path.txt"], report
     # Nothing of it reached the real system.
     assert system_state() == before
 

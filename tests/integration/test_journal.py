@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from daemon.errors import FatalError
-from daemon.journal.store import Journal, sha256_file
+from daemon.journal.store import SCHEMA, Journal, PageRecord, sha256_file
+from daemon.models import DocState, PageText
 
 
 def _file(p: Path, data: bytes) -> Path:
@@ -87,9 +89,10 @@ def test_retry_requeue_and_failures(tmp_path: Path) -> None:
     assert qid == d.id and nb > 0
     j.claim(d.id)
     j.fail(d.id, "encrypted PDF", tmp_path / "failed" / "a.pdf")
-    assert j.recent_failures()[0]["error"] == "encrypted PDF"
+    assert j.recent_failures()[0].error == "encrypted PDF"
     assert j.requeue(failed=True) == [d.id]
-    assert j.get(d.id)["state"] == "queued"  # type: ignore[index]
+    row = j.get(d.id)
+    assert row is not None and row.state == DocState.QUEUED
 
 
 def test_concurrent_claims_from_threads_take_each_row_once(tmp_path: Path) -> None:
@@ -141,3 +144,93 @@ def test_readonly_journal_creates_nothing_sees_live_commits_and_refuses_writes(t
     assert writer.counts() == {"queued": 2}
     reader.close()
     writer.close()
+
+
+# -- page records, progress, migration (issue 17) --------------------------------------------
+
+
+def _page(i: int, text: str) -> PageRecord:
+    return PageRecord(
+        PageText(index=i, text=text, engine="tesseract", seconds=0.25 * (i + 1), flags=["banded"] if i else [],
+                 meta={"languages": ["eng"], "confidence": 91.5}),
+        {"index": i, "rotation": 90 * i, "cropped": False, "script": "Latin", "size": [256, 362], "source_size": [1240, 1754]},
+    )
+
+
+def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "state")
+    d = j.admit(_file(tmp_path / "a.pdf", b"pages"), "in").document
+    assert d is not None and j.claim(d.id) is not None
+    j.set_total_pages(d.id, 5)
+    for i in (0, 1, 3):
+        j.record_page(d.id, "k1", _page(i, f"text of page {i}\nsecond line äß"))
+    j.close()
+    j2 = Journal(tmp_path / "state")  # another process after kill -9
+    assert j2.recover() == 1
+    got = j2.done_pages(d.id, "k1")
+    assert sorted(got) == [0, 1, 3]
+    assert got[3] == _page(3, "text of page 3\nsecond line äß")  # every field back as written
+    # another engine/render size: nothing reused, and the stale records go
+    assert j2.done_pages(d.id, "k2") == {}
+    assert j2.done_pages(d.id, "k1") == {}
+    j2.record_page(d.id, "k1", _page(0, "again"))
+    j2.claim(d.id)
+    j2.finish(d.id, language="en", doctype="other", route="default", pages=5, outputs=[], final_path=None, timings={})
+    assert j2.done_pages(d.id, "k1") == {}  # a finished document keeps no page records
+    n = sqlite3.connect(tmp_path / "state" / "journal.sqlite3").execute("SELECT count(*) FROM pages").fetchone()[0]
+    assert n == 0
+
+
+def test_progress_counts_pages_rate_and_eta_from_any_process(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "state")
+    d = j.admit(_file(tmp_path / "big.pdf", b"big"), "in").document
+    assert d is not None and j.claim(d.id) is not None
+    assert [(p.doc_id, p.pages_done, p.pages_total, p.eta_s) for p in j.progress()] == [(d.id, 0, None, None)]
+    j.set_total_pages(d.id, 10)
+    # two pages from an earlier attempt (recorded before this one began), three from this one
+    db = sqlite3.connect(tmp_path / "state" / "journal.sqlite3")
+    started = db.execute("SELECT started FROM documents WHERE id=?", (d.id,)).fetchone()[0]
+    for i in range(5):
+        j.record_page(d.id, "k", _page(i, f"p{i}"))
+    db.execute("UPDATE pages SET created=? WHERE idx<2", (started - 100,))
+    db.execute("UPDATE documents SET started=? WHERE id=?", (started - 3.0, d.id))  # this attempt: 3 s ago
+    db.commit()
+    db.close()
+    ro = Journal(tmp_path / "state", readonly=True)
+    (p,) = ro.progress()
+    assert (p.pages_done, p.pages_total, p.resumed) == (5, 10, 2)
+    assert 0.9 < p.pages_per_s <= 1.0  # 3 pages in ~3 s
+    assert p.eta_s is not None and 5.0 <= p.eta_s < 5.6  # 5 pages left at ~1 page/s
+    assert p.short().startswith(f"doc-{d.id} 5/10 ")
+    assert json.loads(json.dumps(p.to_json()))["pages_total"] == 10
+
+
+def test_an_old_journal_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    old_schema = SCHEMA  # version 1: no pages table, no total_pages/started columns
+    db = sqlite3.connect(state / "journal.sqlite3")
+    db.executescript(old_schema)
+    db.execute(
+        "INSERT INTO documents(path, inbox, size, mtime, sha256, state, created, updated, outputs)"
+        " VALUES ('/in/old.pdf', 'in', 3, 1.0, 'abc', 'done', 1.0, 1.0, '[\"/out/old.txt\"]')"
+    )
+    db.execute(
+        "INSERT INTO documents(path, inbox, size, mtime, sha256, state, created, updated)"
+        " VALUES ('/in/mid.pdf', 'in', 3, 1.0, 'def', 'processing', 1.0, 1.0)"
+    )
+    db.commit()
+    db.close()
+    ro = Journal(state, readonly=True)  # `ocr-daemon status` on an old journal: works, no progress
+    assert ro.counts() == {"done": 1, "processing": 1} and ro.progress() == []
+    ro.close()
+    j = Journal(state)
+    row = j.get(1)
+    assert row is not None and row.outputs == (Path("/out/old.txt"),) and row.total_pages is None
+    assert j.recover() == 1
+    assert j.claim(2) is not None
+    j.record_page(2, "k", _page(0, "resumable now"))
+    assert j.done_pages(2, "k")[0].text.text == "resumable now"
+    assert [p.pages_done for p in j.progress()] == [1]
+    j.close()
+    assert Journal(state).get(2) is not None  # opening again: already migrated, nothing breaks

@@ -94,8 +94,8 @@ def test_finish_writes_named_outputs_and_records_done(pipe: Pipeline) -> None:
     assert {"ocr", "classify"} <= set(side["timings"])  # those known when the JSON is written
     assert side["language"] == "de"
     row = pipe.journal.get(first.id)
-    assert row is not None and row["state"] == "done"
-    assert {"ocr", "classify", "write", "total"} <= set(json.loads(row["timings"]))
+    assert row is not None and row.state == "done"
+    assert {"ocr", "classify", "write", "total"} <= set(row.timings)
     # a second source with the same stem gets its own names; the first set is untouched
     second = _claim(pipe, "scan.jpg", b"\xff\xd8 second")
     out2 = _finish(pipe, second)

@@ -25,7 +25,8 @@ def test_once_jsonl_prints_one_object_per_file(tmp_path: Path) -> None:
     assert [set(x) for x in recs] == [KEYS] * 3, r.stdout
     ok, failed, gone = recs
     assert ok["source"] == str(good) and ok["state"] == "done" and ok["error"] is None
-    assert (ok["language"], ok["doctype"], ok["route"], ok["pages"]) == ("en", "other", "all", 2)
+    # no doctypes: section in the config, so the shipped doctypes apply: a letter
+    assert (ok["language"], ok["doctype"], ok["route"], ok["pages"]) == ("en", "letter", "all", 2)
     assert sorted(Path(o).name for o in ok["outputs"]) == ["letter.json", "letter.md", "letter.txt"]
     assert all(Path(o).is_file() for o in ok["outputs"]) and ok["seconds"] > 0
     assert failed["state"] == "failed" and "not a PDF" in failed["error"]

@@ -64,6 +64,10 @@ class RenderOptions:
     max_image_pixels: int = 200_000_000
     autorotate: bool = True
     crop_borders: bool = True
+    # engine.text_layer: auto | any | ocr (daemon.pages.textlayer); math_to_engine: the engine is a
+    # VLM, so pages whose text layer holds math as glyph fragments go to it
+    text_layer: str = "auto"
+    math_to_engine: bool = False
 
 
 @dataclass
@@ -76,6 +80,7 @@ class Page:
     cropped: bool = False
     source_size: tuple[int, int] = (0, 0)  # (w, h) in px before resizing/cropping
     script: str = ""  # OSD script ("Latin", "Han", "Japanese"...) when autorotate ran; "" if unknown
+    text_layer: str = ""  # a PDF page's text layer not used: why ("no text layer", "glyph soup" ...)
 
 
 @dataclass

@@ -50,7 +50,7 @@ from daemon.fsio import (
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, PageText, RenderOptions, RouteDecision
 from daemon.names import display, for_log
-from daemon.pages import render
+from daemon.pages import render, textlayer
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
 from daemon.understand.classify import classify
 from daemon.understand.classify import warm as classify_warm
@@ -81,6 +81,7 @@ def render_options(cfg: Config) -> RenderOptions:
         max_image_pixels=e.max_image_pixels,
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
+        text_layer=e.text_layer,
     )
 
 
@@ -239,6 +240,7 @@ class Pipeline:
         timings: dict[str, float] = {}
         t0 = time.monotonic()
         opts = render_options(self.cfg)
+        opts.math_to_engine = self.engine.output_is_markdown  # a VLM writes math as LaTeX (textlayer)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
         log.info("%s processing %s (%d pages, attempt %d)", tag, for_log(src.name), n, doc.attempts)
@@ -262,14 +264,15 @@ class Pipeline:
         """
         tag = doc.tag
         n = len(texts)
-        pages = [t.text for t in texts]
-        prep = self._prepare(doc, src, pages)
+        pages, markdown = textlayer.unify(texts, self.engine.output_is_markdown)
+        prep = self._prepare(doc, src, pages, markdown)
         cls, decision = prep.cls, prep.decision
         timings["classify"] = prep.seconds["classify"]
         self._save_raw(doc, pages)
         t3 = time.monotonic()
         sidecar = self._sidecar(doc, src, cls, decision, texts, page_info)
-        outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
+        outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body),
+                              markdown=markdown)
         timings["write"] = prep.seconds["render"] + time.monotonic() - t3
         final = self._source_action(doc, src, decision)
         self._cleanup_temp(doc)
@@ -290,13 +293,13 @@ class Pipeline:
         )
         return Outcome("done", outputs=outputs, final_path=final, pages=n)
 
-    def _prepare(self, doc: Document, src: Path, pages: list[str]) -> Prepared:
+    def _prepare(self, doc: Document, src: Path, pages: list[str], markdown: bool) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
         and every document worker share); here when the pool cannot run it: closed while the
         daemon stops, its worker crashed (by a page of another file running beside it), out of its memory limit,
         or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate (a
         ``RuntimeError`` or ``MemoryError`` after one more try here)."""
-        args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now())
+        args = (self.cfg, pages, src, doc.inbox, markdown, datetime.now())
         task: RenderTask | None = None
         try:
             task = self.pool.submit(prepare_outputs, *args, priority=OPEN_PRIORITY)
@@ -344,7 +347,8 @@ class Pipeline:
             while len(results) < n:
                 while next_i < n and len(rendering) + len(ocr) < window:
                     # Page index as priority: the first pages of every document render first.
-                    rf = self.pool.submit(render.render_page, src, next_i, opts, priority=next_i)
+                    # A PDF page with a real text layer comes back as its text (textlayer).
+                    rf = self.pool.submit(textlayer.read_or_render, src, next_i, opts, priority=next_i)
                     rendering[rf] = next_i
                     next_i += 1
                 # Wake at the earliest render deadline, counted from when a worker took the page.
@@ -372,6 +376,10 @@ class Pipeline:
                             raise WorkerCrash(
                                 f"page {i + 1} needed more than {self.cfg.engine.render_memory_mb} MB to render"
                             ) from e
+                        if isinstance(page, PageText):  # the PDF's own text: no engine
+                            results[i] = page
+                            info[i] = {"index": i, "source": "text_layer"}
+                            continue
                         info[i] = {
                             "index": i,
                             "rotation": page.rotation,
@@ -379,6 +387,8 @@ class Pipeline:
                             "script": page.script,
                             "size": list(page.image.size),
                             "source_size": list(page.source_size),
+                            "source": "ocr",
+                            **({"text_layer": page.text_layer} if page.text_layer else {}),
                         }
                         # The render stage already ran OSD; the Tesseract engine reuses its script.
                         req = PageRequest(doc.tag, i, page.image, priority=i, languages=langs, meta={"script": page.script})
@@ -435,12 +445,13 @@ class Pipeline:
         formats: list[str] | None = None,
         *,
         rendered: tuple[ParsedDocument, dict[str, bytes]] | None = None,
+        markdown: bool | None = None,
     ) -> list[Path]:
         """Name, then write atomically, the output set. ``rendered``: ``render_body``'s result
         for these pages and ``decision`` (from ``prepare_outputs``); rendered here when None."""
         dest = decision.destination
         fmts = formats or decision.formats
-        markdown = self.engine.output_is_markdown
+        markdown = self.engine.output_is_markdown if markdown is None else markdown
         parsed, body = rendered or render_body(pages, fmts, src.stem, language, markdown, decision.csv_bom)
         suffixes = [name[len(src.stem):] for name in body]  # names are stem + a stem-free suffix
 

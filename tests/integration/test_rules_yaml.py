@@ -57,6 +57,7 @@ HELP: dict[str, str] = {
     "engine.render_memory_mb": "address-space limit of each render worker (MiB)",
     "engine.autorotate": "turn sideways/upside-down pages upright before OCR",
     "engine.crop_borders": "crop dark scanner borders",
+    "engine.text_layer": "PDF pages: `auto` uses a page's own text layer where it is real text (not an invisible OCR layer over a scan, not glyph soup) and OCRs only the other pages; `any` also trusts an invisible OCR layer; `ocr` OCRs every page",
     "engine.sampling": "VLM decoding settings (below)",
     "engine.tesseract": "Tesseract engine settings (below)",
     "engine.vllm": "resident vLLM engine settings (below)",

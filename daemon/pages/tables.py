@@ -222,13 +222,19 @@ INK = 140
 
 def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
     """(line index, start, end) of True runs of at least ``min_len`` along axis 1."""
-    pad = np.zeros((mask.shape[0], 1), dtype=np.int8)
-    d = np.diff(np.concatenate([pad, mask.astype(np.int8), pad], axis=1), axis=1)
-    rs, cs = np.nonzero(d)
-    vals = d[rs, cs]
-    starts = [(int(r), int(c)) for r, c, v in zip(rs, cs, vals, strict=True) if v == 1]
-    ends = [int(c) for v, c in zip(vals, cs, strict=True) if v == -1]
-    return [(r, s, e) for (r, s), e in zip(starts, ends, strict=True) if e - s >= min_len]
+    rows = np.flatnonzero(mask.sum(axis=1) >= min_len)  # only lines with enough ink at all
+    if rows.size == 0:
+        return []
+    m = mask[rows].astype(np.int8)
+    pad = np.zeros((m.shape[0], 1), dtype=np.int8)
+    d = np.diff(np.concatenate([pad, m, pad], axis=1), axis=1)
+    width = d.shape[1]
+    starts = np.flatnonzero(d == 1)  # row-major: each row's starts and ends alternate
+    ends = np.flatnonzero(d == -1)
+    keep = (ends - starts) >= min_len
+    starts, ends = starts[keep], ends[keep]
+    return [(int(rows[s // width]), int(s % width), int(e % width) if e % width else width)
+            for s, e in zip(starts, ends, strict=True)]
 
 
 def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
@@ -305,8 +311,9 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid]) -> str:
             bottom = g.bbox[1] if g is not None else float(h)
             if bottom - top >= 12:
                 api.SetPageSegMode(PSM.AUTO)
-                api.SetImage(blank)
-                api.SetRectangle(0, int(top), w, int(bottom - top))
+                # a crop, not SetRectangle: with PSM.AUTO, tesserocr 2.13 read nothing in a
+                # rectangle that a crop of the same pixels reads
+                api.SetImage(blank.crop((0, int(top), w, int(bottom))))
                 text = str(api.GetUTF8Text()).replace("\f", "").strip()
                 for chunk in text.split("\n\n"):
                     lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]

@@ -192,7 +192,9 @@ def judge(spans: list[dict[str, Any]], page: pymupdf.Page, mode: str, math_to_en
     elif v.wordish < MIN_WORDISH:
         v.reason = "glyph soup (not words)"
     else:
-        v.image_cover = _image_cover(page, area) if used < IMAGE_TEXT_CHARS else 0.0
+        # an OCR layer the user trusts (``any``) lies over an image by nature
+        ocr_layer = mode == "any" and inv > vis
+        v.image_cover = _image_cover(page, area) if used < IMAGE_TEXT_CHARS and not ocr_layer else 0.0
         if v.image_cover > MAX_IMAGE_COVER:
             v.reason = "mostly image"
         elif math_to_engine and v.math > MAX_MATH:
@@ -248,7 +250,7 @@ def _span(s: dict[str, Any]) -> Span:
 def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engine: bool = False) -> PageLayer:
     """See the module docstring."""
     flags = (pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
-             | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE)
+)
     raw = page.get_text("dict", flags=flags)
     spans = [s for b in raw.get("blocks", ()) if b.get("type") == 0 for ln in b["lines"] for s in ln["spans"]]
     verdict = judge(spans, page, mode, math_to_engine)

@@ -36,6 +36,7 @@ The rules (``judge``); numbers measured on the documents named in bench/RESULTS.
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,6 +274,28 @@ def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engin
     return layer
 
 
+#: Documents kept open in this (render worker) process: opening costs more than reading a page's
+#: text in documents with a long outline (PyMuPDF loads the outline on open: 54 ms of the
+#: Debian reference's ~80 ms per page), and a worker reads the pages of one document in a row.
+_OPEN: dict[tuple[str, int, int, int, int], pymupdf.Document] = {}
+_OPEN_MAX = 2
+
+
+def _open(path: Path) -> pymupdf.Document:
+    """The PDF at ``path``, opened once per version of the file (device, inode, size, mtime)."""
+    st = os.stat(path)
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    doc = _OPEN.get(key)
+    if doc is not None and not doc.is_closed:
+        return doc
+    doc = pymupdf.open(str(path), filetype="pdf")
+    while len(_OPEN) >= _OPEN_MAX:
+        old = _OPEN.pop(next(iter(_OPEN)))
+        old.close()
+    _OPEN[key] = doc
+    return doc
+
+
 def _is_pdf(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
@@ -300,19 +323,17 @@ def read_or_render(path: Path, index: int, opts: RenderOptions) -> Page | PageTe
     from daemon.document.layout import page_text
 
     try:
-        doc = pymupdf.open(str(path), filetype="pdf")
+        doc = _open(path)
     except Exception:  # the renderer names the problem (corrupt, truncated ...)
         return render.render_page(path, index, opts)
-    try:
-        if doc.needs_pass or (doc.is_repaired and not _has_eof(path)) or not 0 <= index < doc.page_count:
-            layer = PageLayer(index, 0, 0, Verdict(False, "not checked"))  # render_page decides
-        else:
-            try:
-                layer = read_layer(doc.load_page(index), index, mode, bool(getattr(opts, "math_to_engine", False)))
-            except Exception as e:  # a page MuPDF cannot read text from: OCR it
-                layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
-    finally:
-        doc.close()
+    # the document stays open for the next page (``_open``)
+    if doc.needs_pass or (doc.is_repaired and not _has_eof(path)) or not 0 <= index < doc.page_count:
+        layer = PageLayer(index, 0, 0, Verdict(False, "not checked"))  # render_page decides
+    else:
+        try:
+            layer = read_layer(doc.load_page(index), index, mode, bool(getattr(opts, "math_to_engine", False)))
+        except Exception as e:  # a page MuPDF cannot read text from: OCR it
+            layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
     if layer.verdict.use:
         return page_text(layer)
     page = render.render_page(path, index, opts)

@@ -293,13 +293,14 @@ class Pipeline:
         )
         return Outcome("done", outputs=outputs, final_path=final, pages=n)
 
-    def _prepare(self, doc: Document, src: Path, pages: list[str], markdown: bool) -> Prepared:
+    def _prepare(self, doc: Document, src: Path, pages: list[str], markdown: bool | None = None) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
         and every document worker share); here when the pool cannot run it: closed while the
         daemon stops, its worker crashed (by a page of another file running beside it), out of its memory limit,
         or a result that cannot be pickled. Errors of ``prepare_outputs`` itself propagate (a
         ``RuntimeError`` or ``MemoryError`` after one more try here)."""
-        args = (self.cfg, pages, src, doc.inbox, markdown, datetime.now())
+        md = self.engine.output_is_markdown if markdown is None else markdown
+        args = (self.cfg, pages, src, doc.inbox, md, datetime.now())
         task: RenderTask | None = None
         try:
             task = self.pool.submit(prepare_outputs, *args, priority=OPEN_PRIORITY)

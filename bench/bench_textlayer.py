@@ -12,7 +12,7 @@ tests/layoutgen.py and a generated 10-page scan (docgen, image-only pages) are u
   GPU path), next to ``render_page``'s time for the same pages.
 - **word recall**: words of the page's own text (``page.get_text()``, hyphenated line ends
   joined) found in the words of the document model built from our page Markdown
-  (``Document.text()``), counted with repeats, over the pages whose layer is used.
+  (the ``txt`` writer's output), counted with repeats, over the pages whose layer is used.
 - ``--tables``: ruled tables found by ``daemon.pages.tables`` vs ``page.find_tables()``
   (PyMuPDF): tables found by both, cells equal (text, whitespace-normalised), and the time of
   each.

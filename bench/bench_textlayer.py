@@ -208,9 +208,8 @@ def main() -> int:
     pdfs = list(a.pdf)
     tmp = tempfile.TemporaryDirectory()
     if not pdfs:
-        import layoutgen
-
         import docgen
+        import layoutgen
 
         pdfs = [layoutgen.make_layout_pdf(Path(tmp.name) / "generated-report.pdf", pages=60),
                 docgen.make_pdf(Path(tmp.name) / "generated-scan.pdf",

@@ -53,8 +53,14 @@ from daemon.writers.text import write_txt  # noqa: E402
 OPTS = RenderOptions(autorotate=False)
 
 
+# CJK is scored per character (it has no spaces: a line break in the PDF's text would split a
+# "word" that a joined paragraph keeps whole); other scripts per \w+ word.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+
+
 def words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
+    return _TOKEN.findall(text.lower())
 
 
 def reference_words(page: pymupdf.Page) -> list[str]:

@@ -6,7 +6,7 @@ daemon code found under ``--code`` (default: this checkout; point it at an expor
 commit for "before" figures) and ``engine.text_layer`` as given, then scores:
 
 - **word recall** (born-digital documents): words of each page's own text layer
-  (``page.get_text()``, hyphenated line ends joined, lower-cased ``\\w+`` tokens) found in the
+  (``page.get_text()``, hyphenated line ends joined, lower-cased ``\\w+`` tokens, CJK per character) found in the
   ``txt`` output, counted with repeats, summed over the document's pages;
 - **table sources -> CSV**: documents labelled ``has_table`` for which at least one CSV file
   was written;
@@ -38,8 +38,14 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# CJK is scored per character (it has no spaces: a line break in the PDF's text would split a
+# "word" that a joined paragraph keeps whole); other scripts per \w+ word.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+
+
 def words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
+    return _TOKEN.findall(text.lower())
 
 
 def layer_words(pdf: Path) -> list[str]:

@@ -25,6 +25,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -106,8 +107,9 @@ def run_once(code: Path, src: Path, text_layer: str, langs: list[str] | None) ->
     (tmp / "rules.yaml").write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "PYTHONPATH": str(code), "OMP_THREAD_LIMIT": "1"}
     t = time.perf_counter()
+    # cwd=tmp: ``python -m`` puts the working folder before PYTHONPATH, which must pick the code
     r = subprocess.run([sys.executable, "-m", "daemon", "once", str(f), "--config", str(tmp / "rules.yaml")],
-                       env=env, capture_output=True, text=True, timeout=1800)
+                       env=env, capture_output=True, text=True, timeout=1800, cwd=tmp)
     return tmp / "out", time.perf_counter() - t, (r.stderr or "")[-300:] if r.returncode else ""
 
 
@@ -140,6 +142,7 @@ def main() -> int:
             continue
         out, secs, err = run_once(a.code, src, a.text_layer, None)
         row: dict[str, Any] = {"id": d["id"], "split": d.get("split"), "seconds": round(secs, 1)}
+        shutil.rmtree(out.parent / "state", ignore_errors=True)
         if err:
             row["error"] = err
         txt = next(iter(out.glob("*.txt")), None)

@@ -165,3 +165,22 @@ def ruled_table_image(rows: list[list[str]], *, width: int = 1240, font_size: in
         d.line([(100 + c * col_w, top), (100 + c * col_w, top + len(rows) * row_h)], fill=0, width=3)
     d.text((100, top + len(rows) * row_h + 80), below, fill=0, font=font)
     return img
+
+
+def make_booktabs_pdf(path: Path) -> Path:
+    """A page with a paragraph and a ``TABLE`` set with horizontal rules only (above, below the
+    header, below the last row), columns 150 pt apart, as LaTeX's booktabs and many invoices do."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(60, 60, 535, 120), PARAGRAPHS[0], fontname="helv", fontsize=10)
+    top = 150.0
+    for r, row in enumerate(TABLE):
+        for c, cell in enumerate(row):
+            page.insert_text((70 + c * 150, top + 16 + r * 18), cell, fontname="hebo" if r == 0 else "helv", fontsize=10)
+    width = 150 * len(TABLE[0])
+    for y in (top + 2, top + 21, top + 18 * len(TABLE) + 6):
+        page.draw_line((60, y), (60 + width, y), width=0.6)
+    page.insert_textbox(pymupdf.Rect(60, top + 18 * len(TABLE) + 30, 535, 400), PARAGRAPHS[1], fontname="helv",
+                        fontsize=10)
+    doc.save(path)
+    return path

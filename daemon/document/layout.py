@@ -114,7 +114,11 @@ def _inside(bbox: tuple[float, float, float, float], g: Grid) -> bool:
 
 
 def _table(g: Grid, lines: list[Line]) -> Table | None:
-    """The grid's cells filled with the text of the spans whose centre lies in them."""
+    """The grid's cells filled with the text of the spans whose centre lies in them (or the
+    text the grid's cells already hold: ``Grid.filled``)."""
+    if g.filled:
+        given = [Cell(_esc(c.text), c.row, c.col, c.rowspan, c.colspan) for c in g.cells]
+        return Table(g.n_rows, g.n_cols, given) if any(c.text for c in given) else None
     texts: dict[int, list[tuple[float, float, float, float, str]]] = {}
     bold: dict[int, bool] = {}
     for ln in lines:

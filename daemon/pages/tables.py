@@ -18,8 +18,9 @@ took 256 ms per page on the Debian reference PDF (261 pages, 2 cores; also on pa
 table), which alone would cap born-digital pages at ~4 pages/s against the 50 pages/s target;
 the page's vector drawings (``get_cdrawings``, 3 ms/page there) already hold every rule of a
 ruled table. img2table pulls OpenCV and polars (~100 MB) for the same line detection we do
-here with numpy. Unruled tables (whitespace only, or booktabs' horizontal rules only) are not
-found: that needs text-column analysis and is left out.
+here with numpy. Born-digital tables with horizontal rules only (booktabs style) are found from
+the rules' region and the words' x-gaps (``rule_regions`` + ``text_grid``); tables without any
+rule (whitespace only) are not found.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Grid:
     xs: list[float]
     ys: list[float]
     cells: list[GridCell] = field(default_factory=list)
+    filled: bool = False  # cells already hold their text (``text_grid``: columns from the words)
 
     @property
     def bbox(self) -> tuple[float, float, float, float]:
@@ -206,6 +208,93 @@ def _cells(xs: list[float], ys: list[float], hs: list[tuple[float, float, float]
                          for k in members)
     cells.sort(key=lambda c: (c.row, c.col))
     return Grid(xs, ys, cells)
+
+
+# --------------------------------------------------------------------------------------------
+# Tables with horizontal rules only (booktabs style: a rule above, below the header, at the end)
+
+
+#: A column gap must be this many times the text's font size wide (a word space is ~0.25-0.3).
+MIN_COLUMN_GAP = 0.8
+
+
+def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
+                 max_two_rule_height: float) -> list[tuple[float, float, float, float]]:
+    """Regions (x0, y0, x1, y1) between the first and last of >= 2 horizontal rules of the same
+    extent (ends within 3 x tol), at least ``min_width`` long, that no vertical rule touches (a
+    rule-framed box is ``find_grids``' business, and a frame of one column is no table). Two
+    rules alone further apart than ``max_two_rule_height`` are a page's header and footer rules
+    (the Debian reference's table-of-contents pages came out as a table), not a table."""
+    hs = _merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h
+                           if abs(s.x1 - s.x0) >= min_width], tol)
+    groups: list[list[tuple[float, float, float]]] = []
+    for rule in sorted(hs):
+        for g in groups:
+            if abs(g[0][1] - rule[1]) <= 3 * tol and abs(g[0][2] - rule[2]) <= 3 * tol:
+                g.append(rule)
+                break
+        else:
+            groups.append([rule])
+    out = []
+    for g in groups:
+        if len(g) < 2:
+            continue
+        x0, x1 = min(r[1] for r in g), max(r[2] for r in g)
+        y0, y1 = min(r[0] for r in g), max(r[0] for r in g)
+        if len(g) == 2 and y1 - y0 > max_two_rule_height:
+            continue
+        if any(x0 - tol <= s.x0 <= x1 + tol and min(s.y0, s.y1) <= y1 and max(s.y0, s.y1) >= y0
+               and abs(s.y1 - s.y0) > 2 * tol for s in v):
+            continue
+        out.append((x0, y0, x1, y1))
+    return out
+
+
+def text_grid(words: list[tuple[float, float, float, float, str, float]],
+              region: tuple[float, float, float, float]) -> Grid | None:
+    """A table from the words (x0, y0, x1, y1, text, font size) inside ``region``: rows are the
+    text lines, columns the x ranges that words cover with gaps of at least ``MIN_COLUMN_GAP``
+    font sizes between them. None unless it has >= 2 rows and >= 2 columns and every column holds
+    text in at least half of the rows (a paragraph between two rules is not a table)."""
+    x0, y0, x1, y1 = region
+    inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1]
+    if len(inside) < 4:
+        return None
+    size = sorted(w[5] for w in inside)[len(inside) // 2]
+    # rows: words whose vertical centres are within half a line of each other
+    rows: list[list[tuple[float, float, float, float, str, float]]] = []
+    for w in sorted(inside, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+        cy = (w[1] + w[3]) / 2
+        if rows and abs(cy - (rows[-1][0][1] + rows[-1][0][3]) / 2) <= 0.5 * size:
+            rows[-1].append(w)
+        else:
+            rows.append([w])
+    spans = sorted((w[0], w[2]) for w in inside)
+    cols: list[list[float]] = []
+    for a, b in spans:
+        if cols and a - cols[-1][1] < MIN_COLUMN_GAP * size:
+            cols[-1][1] = max(cols[-1][1], b)
+        else:
+            cols.append([a, b])
+    if len(rows) < 2 or len(cols) < 2:
+        return None
+    grid_rows: list[list[str]] = []
+    for row in rows:
+        cells = ["" for _ in cols]
+        for w in sorted(row, key=lambda w: w[0]):
+            k = next(i for i, c in enumerate(cols) if c[0] <= (w[0] + w[2]) / 2 <= c[1])
+            cells[k] = (cells[k] + " " + w[4]).strip()
+        grid_rows.append(cells)
+    filled_rows = sum(1 for r in grid_rows if sum(1 for c in r if c) >= 2)
+    if filled_rows < 2 or any(sum(1 for r in grid_rows if r[k]) * 2 < len(grid_rows) for k in range(len(cols))):
+        return None
+    xs = [cols[0][0]] + [(cols[k][1] + cols[k + 1][0]) / 2 for k in range(len(cols) - 1)] + [cols[-1][1]]
+    ys = [y0] + [(rows[k][0][3] + rows[k + 1][0][1]) / 2 for k in range(len(rows) - 1)] + [y1]
+    g = Grid(xs, ys, filled=True)
+    for r, row_cells in enumerate(grid_rows):
+        for c, text in enumerate(row_cells):
+            g.cells.append(GridCell(r, c, 1, 1, (xs[c], ys[r], xs[c + 1], ys[r + 1]), text))
+    return g
 
 
 # --------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import pymupdf
 
 from daemon.models import Page, PageText, RenderOptions
 from daemon.pages import render
-from daemon.pages.tables import Grid, Seg, find_grids
+from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid
 
 MODES = ("auto", "any", "ocr")
 
@@ -245,7 +245,9 @@ def _font_style(font: str, flags: int) -> tuple[bool, bool, bool]:
 
 def _span(s: dict[str, Any]) -> Span:
     bold, italic, mono = _font_style(str(s.get("font", "")), int(s.get("flags", 0)))
-    return Span(str(s.get("text", "")), tuple(s["bbox"]), float(s.get("size", 0.0)), bold, italic, mono)
+    # U+FFFD: a glyph without a Unicode value (a few on a page pass the glyph-soup rule); it
+    # says nothing, so it is left out of the text
+    return Span(str(s.get("text", "")).replace("\ufffd", ""), tuple(s["bbox"]), float(s.get("size", 0.0)), bold, italic, mono)
 
 
 def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engine: bool = False) -> PageLayer:
@@ -271,7 +273,38 @@ def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engin
     h, v = vector_segments(page)
     if len(h) >= 2 and len(v) >= 2:
         layer.tables = find_grids(h, v, tol=2.0, min_size=4.0)
+    if len(h) >= 2:  # tables with horizontal rules only: columns from the words' gaps
+        regions = [r for r in rule_regions(h, v, tol=2.0, min_width=0.25 * page.rect.width,
+                                             max_two_rule_height=0.4 * page.rect.height)
+                   if not any(_overlap(r, g.bbox) for g in layer.tables)]
+        if regions:
+            words = _words(layer)
+            for r in regions:
+                g = text_grid(words, r)
+                if g is not None:
+                    layer.tables.append(g)
+            layer.tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
     return layer
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _words(layer: PageLayer) -> list[tuple[float, float, float, float, str, float]]:
+    """Words of the layer's spans with boxes (a span's width shared by its characters)."""
+    out = []
+    for b in layer.blocks:
+        for ln in b.lines:
+            for s in ln.spans:
+                n = len(s.text)
+                if not n:
+                    continue
+                w = (s.bbox[2] - s.bbox[0]) / n
+                for m in re.finditer(r"\S+", s.text):
+                    out.append((s.bbox[0] + w * m.start(), s.bbox[1], s.bbox[0] + w * m.end(), s.bbox[3],
+                                m.group(), s.size))
+    return out
 
 
 #: Documents kept open in this (render worker) process: opening costs more than reading a page's

@@ -161,3 +161,14 @@ def test_pipeline_reads_the_layer_and_ocrs_the_scan(tess_pipe: Pipeline, tmp_pat
     assert f"# {layoutgen.TITLE}" in md
     assert recall(docgen.SAMPLE_WORDS["en"], md) == 1.0  # the scanned page was OCRed
     assert (tmp_path / "out" / "mixed.xlsx").stat().st_size > 0
+
+
+def test_table_with_horizontal_rules_only(tmp_path: Path) -> None:
+    pdf = layoutgen.make_booktabs_pdf(tmp_path / "booktabs.pdf")
+    got = read_or_render(pdf, 0, RenderOptions())
+    assert isinstance(got, PageText)
+    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
+    table = blocks[1]
+    assert isinstance(table, Table) and table.expanded() == layoutgen.TABLE
+    assert [b.text for b in blocks if isinstance(b, Paragraph)] == layoutgen.PARAGRAPHS

@@ -13,6 +13,9 @@ Everything is a real file that PyMuPDF and Tesseract read; nothing is mocked.
   ToUnicode map was removed: MuPDF reads U+FFFD) or ``"pua"`` (text in private-use code points).
 - ``ruled_table_image(rows, ...)``: a scanned-looking page image with a paragraph above and
   below a fully ruled table of ``rows`` (first row the header).
+- ``rules_only_table_image(rows, ...)``: a page image with a table separated by light grey
+  horizontal rules only (none above the header).
+- ``make_booktabs_pdf(path)``: ``TABLE`` with horizontal rules only, in a born-digital PDF.
 """
 
 from __future__ import annotations
@@ -184,3 +187,24 @@ def make_booktabs_pdf(path: Path) -> Path:
                         fontsize=10)
     doc.save(path)
     return path
+
+
+def rules_only_table_image(rows: list[list[str]], *, width: int = 1240, font_size: int = 30,
+                           above: str = "Storage volumes by terminal") -> Image.Image:
+    """A page image with ``above`` and a table whose rows are separated by light grey
+    horizontal rules only (a rule under the header and under every row, none above the header,
+    no vertical rules), columns 320 px apart."""
+    height = round(width * 297 / 210)
+    img = Image.new("L", (width, height), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(DEJAVU), font_size)
+    bold = ImageFont.truetype(str(DEJAVU_BOLD), font_size)
+    d.text((100, 120), above, fill=0, font=font)
+    row_h = int(font_size * 2.4)
+    top = 260
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            d.text((100 + c * 320, top + r * row_h + (row_h - font_size) // 2 - 4), cell, fill=0,
+                   font=bold if r == 0 else font)
+        d.line([(90, top + (r + 1) * row_h), (width - 90, top + (r + 1) * row_h)], fill=205, width=2)
+    return img

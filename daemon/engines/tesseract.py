@@ -412,15 +412,16 @@ class TesseractEngine(Engine):
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> str | None:
         """The page as Markdown with its ruled tables read cell by cell (``daemon.pages.tables``),
         or None when the page image has no ruled table."""
-        from daemon.pages.tables import find_image_grids, read_scanned_page
+        from daemon.pages.tables import find_image_grids, find_image_rule_regions, read_scanned_page
 
         grids = find_image_grids(gray)
-        if not grids:
+        regions = find_image_rule_regions(gray, grids)
+        if not grids and not regions:
             return None
         key = "+".join(langs)
         try:
             api = apis.get(key) or apis.setdefault(key, self._new_api(langs))
-            return read_scanned_page(api, gray, grids)
+            return read_scanned_page(api, gray, grids, regions)
         except Exception as e:
             apis.pop(key, None)
             raise TransientError(f"tesseract failed on a table of {req.doc_tag} page {req.index + 1}: {e}") from e

@@ -243,32 +243,48 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
         y0, y1 = min(r[0] for r in g), max(r[0] for r in g)
         if len(g) == 2 and y1 - y0 > max_two_rule_height:
             continue
+        # a vertical rule is at least half as long as the closest two rules are apart (shorter
+        # verticals are letter strokes on a page image)
+        ys = sorted(r[0] for r in g)
+        min_gap = min(b - a for a, b in zip(ys, ys[1:], strict=False))
         if any(x0 - tol <= s.x0 <= x1 + tol and min(s.y0, s.y1) <= y1 and max(s.y0, s.y1) >= y0
-               and abs(s.y1 - s.y0) > 2 * tol for s in v):
+               and abs(s.y1 - s.y0) >= max(2 * tol, 0.5 * min_gap) for s in v):
             continue
         out.append((x0, y0, x1, y1))
     return out
 
 
-def text_grid(words: list[tuple[float, float, float, float, str, float]],
-              region: tuple[float, float, float, float]) -> Grid | None:
-    """A table from the words (x0, y0, x1, y1, text, font size) inside ``region``: rows are the
-    text lines, columns the x ranges that words cover with gaps of at least ``MIN_COLUMN_GAP``
-    font sizes between them. None unless it has >= 2 rows and >= 2 columns and every column holds
-    text in at least half of the rows (a paragraph between two rules is not a table)."""
+Word = tuple[float, float, float, float, str, float]  # x0, y0, x1, y1, text, font size
+
+
+def text_grid(words: list[Word], region: tuple[float, float, float, float],
+              rules: list[float] | None = None) -> Grid | None:
+    """A table from the words inside ``region``: rows are the text lines (or, when ``rules``
+    (the y of the region's horizontal rules) make at least 3 bands, the bands between them, so
+    a cell may hold several lines), columns the x ranges that words cover with gaps of at least
+    ``MIN_COLUMN_GAP`` font sizes between them. None unless it has >= 2 rows and >= 2 columns
+    and every column holds text in at least half of the rows (a paragraph between two rules is
+    not a table)."""
     x0, y0, x1, y1 = region
     inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1]
     if len(inside) < 4:
         return None
     size = sorted(w[5] for w in inside)[len(inside) // 2]
-    # rows: words whose vertical centres are within half a line of each other
-    rows: list[list[tuple[float, float, float, float, str, float]]] = []
-    for w in sorted(inside, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
-        cy = (w[1] + w[3]) / 2
-        if rows and abs(cy - (rows[-1][0][1] + rows[-1][0][3]) / 2) <= 0.5 * size:
-            rows[-1].append(w)
-        else:
-            rows.append([w])
+    rows: list[list[Word]] = []
+    bands = sorted(rules or [])
+    if len(bands) >= 4:
+        for a, b in zip(bands, bands[1:], strict=False):
+            band = sorted((w for w in inside if a <= (w[1] + w[3]) / 2 < b), key=lambda w: (round(w[1] / size), w[0]))
+            if band:
+                rows.append(band)
+    else:
+        # rows: words whose vertical centres are within half a line of each other
+        for w in sorted(inside, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+            cy = (w[1] + w[3]) / 2
+            if rows and abs(cy - (rows[-1][0][1] + rows[-1][0][3]) / 2) <= 0.5 * size:
+                rows[-1].append(w)
+            else:
+                rows.append([w])
     spans = sorted((w[0], w[2]) for w in inside)
     cols: list[list[float]] = []
     for a, b in spans:
@@ -281,7 +297,7 @@ def text_grid(words: list[tuple[float, float, float, float, str, float]],
     grid_rows: list[list[str]] = []
     for row in rows:
         cells = ["" for _ in cols]
-        for w in sorted(row, key=lambda w: w[0]):
+        for w in row:  # in reading order: lines top to bottom, words left to right
             k = next(i for i, c in enumerate(cols) if c[0] <= (w[0] + w[2]) / 2 <= c[1])
             cells[k] = (cells[k] + " " + w[4]).strip()
         grid_rows.append(cells)
@@ -289,7 +305,9 @@ def text_grid(words: list[tuple[float, float, float, float, str, float]],
     if filled_rows < 2 or any(sum(1 for r in grid_rows if r[k]) * 2 < len(grid_rows) for k in range(len(cols))):
         return None
     xs = [cols[0][0]] + [(cols[k][1] + cols[k + 1][0]) / 2 for k in range(len(cols) - 1)] + [cols[-1][1]]
-    ys = [y0] + [(rows[k][0][3] + rows[k + 1][0][1]) / 2 for k in range(len(rows) - 1)] + [y1]
+    tops = [min(w[1] for w in r) for r in rows]
+    bottoms = [max(w[3] for w in r) for r in rows]
+    ys = [y0] + [(bottoms[k] + tops[k + 1]) / 2 for k in range(len(rows) - 1)] + [y1]
     g = Grid(xs, ys, filled=True)
     for r, row_cells in enumerate(grid_rows):
         for c, text in enumerate(row_cells):
@@ -348,7 +366,107 @@ def find_image_grids(gray: Any) -> list[Grid]:
     h, v = image_segments(gray)
     if len(h) < 2 or len(v) < 2:
         return []
-    return find_grids(h, v, tol=4.0)
+    # one row of boxes on a page image is a form field or a frame around a title (three such
+    # "tables" of one row on a scanned web page in the tune set), not a table
+    return [g for g in find_grids(h, v, tol=4.0) if g.n_rows >= 2]
+
+
+@dataclass
+class RuleRegion:
+    """A region between horizontal rules (no vertical rules) that may hold a table."""
+
+    bbox: tuple[float, float, float, float]
+    rules: list[float]  # y of every rule in it, top to bottom
+
+
+#: Gray level below which a long thin run is a rule: light grey rules (#ccc-#ddd, common in
+#: tables without vertical rules) are ~200-220; text uses INK.
+RULE_GRAY = 225
+#: A rule is at most this many px thick (a thicker run of long rows is a filled area).
+MAX_RULE_THICKNESS = 6
+
+
+def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
+    """Regions of a page image between long horizontal rules (>= a quarter of the page wide)
+    that no vertical rule touches and no ruled grid covers."""
+    a = np.asarray(gray)
+    if a.ndim != 2 or a.size == 0:
+        return []
+    hgt, wid = a.shape
+    runs = _runs(a < RULE_GRAY, max(40, wid // 4))
+    if len(runs) < 2:
+        return []
+    # group runs into rules: same extent (ends within 6 px), rows at most 2 px apart
+    rules: list[list[int]] = []  # [y0, y1, x0, x1]
+    for r, s0, e0 in sorted(runs):
+        for rule in rules:
+            if r - rule[1] <= 2 and abs(s0 - rule[2]) <= 6 and abs(e0 - rule[3]) <= 6:
+                rule[1] = r
+                break
+        else:
+            rules.append([r, r, s0, e0])
+    thin = [Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2) for y0, y1, x0, x1 in rules if y1 - y0 < MAX_RULE_THICKNESS]
+    _, v = image_segments(gray)
+    out = []
+    for box in rule_regions(thin, v, tol=4.0, min_width=wid / 4, max_two_rule_height=0.4 * hgt):
+        if any(_overlaps(box, g.bbox) for g in grids):
+            continue
+        ys = sorted(s.y0 for s in thin if box[1] - 1 <= s.y0 <= box[3] + 1 and s.x0 <= box[0] + 12 and s.x1 >= box[2] - 12)
+        out.append(RuleRegion(box, ys))
+    return out
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]:
+    """Words of a crop of the page image with their boxes in page pixels (font size taken as
+    1.2x the word box's height)."""
+    from tesserocr import PSM, RIL, iterate_level
+
+    x0, y0, x1, y1 = box
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return []
+    api.SetPageSegMode(PSM.AUTO)
+    api.SetImage(img.crop(box))
+    api.Recognize()
+    words: list[Word] = []
+    it = api.GetIterator()
+    if it is not None:
+        for w in iterate_level(it, RIL.WORD):
+            text = w.GetUTF8Text(RIL.WORD)
+            wb = w.BoundingBox(RIL.WORD)
+            if text and text.strip() and wb:
+                bx0, by0, bx1, by1 = wb
+                words.append((bx0 + x0, by0 + y0, bx1 + x0, by1 + y0, text.strip(), 1.2 * (by1 - by0)))
+    return words
+
+
+def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
+    """Read a rule region's words with Tesseract (their boxes) and make a table of them. Tables
+    without a rule above the header (rules under the header and between rows only) get the
+    line above the first rule as header row when its words sit inside the columns found."""
+    x0, y0, x1, y1 = (int(v) for v in region.bbox)
+    g = text_grid(_ocr_words(api, img, (x0, y0, x1, y1)), region.bbox, region.rules)
+    if g is None:
+        return None
+    band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
+    head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
+    cols = ["" for _ in range(g.n_cols)]
+    for w in sorted(head, key=lambda w: (round(w[1] / max(1.0, w[5])), w[0])):
+        # the outer edges are open (a header wider than its column's values); an inner one is not
+        k = next((k for k in range(g.n_cols) if (k == 0 or g.xs[k] <= w[0])
+                  and (k == g.n_cols - 1 or w[2] <= g.xs[k + 1])), None)
+        if k is None:  # a word across a column edge: a paragraph line, not a header
+            return g
+        cols[k] = (cols[k] + " " + w[4]).strip()
+    if sum(1 for c in cols if c) < 2:
+        return g
+    top = float(max(0, y0 - band))
+    cells = [GridCell(0, k, 1, 1, (g.xs[k], top, g.xs[k + 1], g.ys[0]), t) for k, t in enumerate(cols)]
+    cells += [GridCell(c.row + 1, c.col, c.rowspan, c.colspan, c.bbox, c.text) for c in g.cells]
+    return Grid(g.xs, [top, *g.ys], cells, filled=True)
 
 
 def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, height: int) -> str:
@@ -376,10 +494,12 @@ def grid_html(grid: Grid, header_rows: int = 1) -> str:
     return f"<table>{body}</table>"
 
 
-def read_scanned_page(api: Any, gray: Any, grids: list[Grid]) -> str:
-    """Read a page image that has ruled tables: bands of text between the tables (tables
-    whited out) with the API's page segmentation, and every table cell by cell. Returns inline
-    Markdown paragraphs and HTML tables in page order. The API's image and mode are reset."""
+def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None) -> str | None:
+    """Read a page image that has ruled tables (``grids``) or regions between horizontal rules
+    (``regions``): a region becomes a table when its words line up in columns (``text_grid``);
+    then bands of text between the tables (tables whited out) with the API's page segmentation,
+    and every ruled table cell by cell. Returns inline Markdown paragraphs and HTML tables in
+    page order, or None when no table was found after all. The API's image and mode are reset."""
     from PIL import Image, ImageDraw
     from tesserocr import PSM
 
@@ -387,6 +507,18 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid]) -> str:
 
     img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
     w, h = img.size
+    grids = list(grids)
+    try:
+        for region in regions or []:
+            g = _region_grid(api, img, region)
+            if g is not None:
+                grids.append(g)
+    finally:
+        api.SetPageSegMode(PSM.AUTO)
+        api.Clear()
+    if not grids:
+        return None
+    grids.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
     blank = img.copy()
     draw = ImageDraw.Draw(blank)
     for grid in grids:
@@ -411,7 +543,7 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid]) -> str:
             if g is None:
                 break
             api.SetImage(img)
-            for c in g.cells:
+            for c in g.cells if not g.filled else []:
                 c.text = _cell_text(api, c.bbox, w, h)
             if any(c.text for c in g.cells):
                 parts.append(grid_html(g))

@@ -62,3 +62,16 @@ def test_text_pages_have_no_ruled_table(tmp_path: Path, lang: str) -> None:
     png = docgen.make_image(tmp_path / f"{lang}.png", docgen.SAMPLES[lang] * 3, lang=lang)
     page = render_page(png, 0, RenderOptions(autorotate=False))
     assert find_image_grids(page.image.convert("L")) == []
+
+
+def test_scanned_table_with_grey_horizontal_rules_only(engine: TesseractEngine, tmp_path: Path) -> None:
+    png = tmp_path / "volumes.png"
+    layoutgen.rules_only_table_image(ROWS[:4]).save(png)
+    page = render_page(png, 0, RenderOptions(autorotate=False))
+    res = engine.submit(PageRequest("doc-r", 0, page.image)).result(timeout=300)
+    pages, markdown = unify([res], engine_markdown=False)
+    blocks = parse_document(pages, markdown=markdown).pages[0].blocks
+    tables = [b for b in blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    assert tables[0].expanded() == ROWS[:4]  # the header above the first rule included
+    assert [b.text for b in blocks if isinstance(b, Paragraph)] == ["Storage volumes by terminal"]

@@ -64,6 +64,9 @@ MIN_WORDISH = 0.5
 #: A page mostly covered by images with little text over it is a scan (with a caption).
 MAX_IMAGE_COVER = 0.6
 IMAGE_TEXT_CHARS = 400
+#: Axis-parallel strokes on a page beyond which it is a drawing, not tables (the table search
+#: is quadratic in rules; the Debian reference's busiest table page has ~200).
+MAX_RULES = 4000
 #: Share of math glyphs from which a VLM engine reads the page instead (see the docstring).
 MAX_MATH = 0.03
 
@@ -271,6 +274,8 @@ def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engin
         if lines:
             layer.blocks.append(TextBlock(lines, tuple(b["bbox"])))
     h, v = vector_segments(page)
+    if len(h) + len(v) > MAX_RULES:  # a drawing (a plot, a map), not tables: no table search
+        return layer
     if len(h) >= 2 and len(v) >= 2:
         layer.tables = find_grids(h, v, tol=2.0, min_size=4.0)
     if len(h) >= 2:  # tables with horizontal rules only: columns from the words' gaps

@@ -172,3 +172,22 @@ def test_table_with_horizontal_rules_only(tmp_path: Path) -> None:
     table = blocks[1]
     assert isinstance(table, Table) and table.expanded() == layoutgen.TABLE
     assert [b.text for b in blocks if isinstance(b, Paragraph)] == layoutgen.PARAGRAPHS
+
+
+def test_text_page_with_a_dense_drawing_is_read_without_a_table_search(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_textbox(pymupdf.Rect(50, 50, 545, 200), " ".join(layoutgen.PARAGRAPHS), fontname="helv", fontsize=10)
+    shape = page.new_shape()
+    for k in range(3000):  # a plot's grid: 6,000 axis-parallel strokes
+        y = 250 + (k % 500)
+        shape.draw_line((50, y), (545, y))
+        shape.draw_line((50 + (k % 495), 250), (50 + (k % 495), 750))
+    shape.finish(width=0.1)
+    shape.commit()
+    pdf = tmp_path / "plot.pdf"
+    doc.save(pdf)
+    got = read_or_render(pdf, 0, RenderOptions())
+    assert isinstance(got, PageText)
+    assert got.meta["text_layer"]["tables"] == 0
+    assert recall(" ".join(layoutgen.PARAGRAPHS).split(), got.text) == 1.0

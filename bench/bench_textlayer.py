@@ -9,7 +9,8 @@ tests/layoutgen.py and a generated 10-page scan (docgen, image-only pages) are u
   in ``--workers`` processes (the render pool), wall clock; and CPU ms per page in one process.
 - **decision cost**: ``read_layer`` (and, once per document, opening it) on pages whose layer is *not* used
   (scans: they go on to the renderer and the engine, so this is what the check adds to the
-  GPU path), next to ``render_page``'s time for the same pages.
+  GPU path), next to ``render_page``'s time for the same pages; and the CPU time of the
+  Tesseract engine's table search on those pages' images (``daemon.pages.tables``).
 - **word recall**: words of the page's own text (``page.get_text()``, hyphenated line ends
   joined) found in the words of the document model built from our page Markdown
   (the ``txt`` writer's output), counted with repeats, over the pages whose layer is used.
@@ -124,15 +125,21 @@ def decision_cost(path: Path, pages: list[int]) -> dict[str, Any]:
     check = (time.perf_counter() - t) / len(pages)
     doc.close()
     t = time.perf_counter()
-    for i in pages:
-        render_page(path, i, OPTS)
+    images = [render_page(path, i, OPTS).image.convert("L") for i in pages]
     rend = (time.perf_counter() - t) / len(pages)
+    from daemon.pages.tables import find_image_grids, find_image_rule_regions
+
+    t = time.process_time()
+    for g in images:  # what the Tesseract engine adds to every page it reads: the table search
+        find_image_rule_regions(g, find_image_grids(g))
+    detect = (time.process_time() - t) / len(pages)
     t = time.perf_counter()
     for i in pages:
         render_page(path, i, RenderOptions())
     rend_osd = (time.perf_counter() - t) / len(pages)
     return {"check_ms": round(1000 * check, 2), "open_ms": round(1000 * opened, 1), "render_ms_no_osd": round(1000 * rend, 1),
-            "render_ms_with_osd": round(1000 * rend_osd, 1), "pages_checked": len(pages)}
+            "render_ms_with_osd": round(1000 * rend_osd, 1), "pages_checked": len(pages),
+            "image_table_search_cpu_ms": round(1000 * detect, 1)}
 
 
 def _norm(s: str | None) -> str:

@@ -8,7 +8,8 @@ Contract:
   page's text layer is judged (``judge``); a real text layer gives a ``PageText`` with
   ``source="text_layer"`` (Markdown built by ``daemon.document.layout``; the engine never sees
   the page), anything else a rendered ``Page`` for the engine whose ``text_layer`` field says why
-  the layer was not used. Raises what ``render_page`` raises.
+  the layer was not used. Raises what ``render_page`` raises. The last two PDFs stay open in the
+  calling process (a worker reads a document's pages in a row), used under a lock.
 - ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
   when the layer is used, its text blocks (lines of styled spans) and ruled tables. One
   ``get_text("dict")`` pass serves both the verdict and the extraction.
@@ -38,6 +39,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -317,6 +319,7 @@ def _words(layer: PageLayer) -> list[tuple[float, float, float, float, str, floa
 #: Debian reference's ~80 ms per page), and a worker reads the pages of one document in a row.
 _OPEN: dict[tuple[str, int, int, int, int], pymupdf.Document] = {}
 _OPEN_MAX = 2
+_OPEN_LOCK = threading.Lock()
 
 
 def _open(path: Path) -> pymupdf.Document:
@@ -360,23 +363,31 @@ def read_or_render(path: Path, index: int, opts: RenderOptions) -> Page | PageTe
         return render.render_page(path, index, opts)
     from daemon.document.layout import page_text
 
-    try:
-        doc = _open(path)
-    except Exception:  # the renderer names the problem (corrupt, truncated ...)
+    with _OPEN_LOCK:  # a kept-open document is used by one thread at a time (MuPDF's rule)
+        layer = _read_kept_open(path, index, mode, bool(getattr(opts, "math_to_engine", False)))
+    if layer is None:  # the renderer names the problem (corrupt, truncated ...)
         return render.render_page(path, index, opts)
-    # the document stays open for the next page (``_open``)
-    if doc.needs_pass or (doc.is_repaired and not _has_eof(path)) or not 0 <= index < doc.page_count:
-        layer = PageLayer(index, 0, 0, Verdict(False, "not checked"))  # render_page decides
-    else:
-        try:
-            layer = read_layer(doc.load_page(index), index, mode, bool(getattr(opts, "math_to_engine", False)))
-        except Exception as e:  # a page MuPDF cannot read text from: OCR it
-            layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
     if layer.verdict.use:
         return page_text(layer)
     page = render.render_page(path, index, opts)
     page.text_layer = layer.verdict.reason
     return page
+
+
+def _read_kept_open(path: Path, index: int, mode: str, math_to_engine: bool) -> PageLayer | None:
+    try:
+        doc = _open(path)
+    except Exception:
+        return None
+    # the document stays open for the next page (``_open``)
+    if doc.needs_pass or (doc.is_repaired and not _has_eof(path)) or not 0 <= index < doc.page_count:
+        layer = PageLayer(index, 0, 0, Verdict(False, "not checked"))  # render_page decides
+    else:
+        try:
+            layer = read_layer(doc.load_page(index), index, mode, math_to_engine)
+        except Exception as e:  # a page MuPDF cannot read text from: OCR it
+            layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
+    return layer
 
 
 def unify(texts: list[PageText], engine_markdown: bool) -> tuple[list[str], bool]:

@@ -127,7 +127,7 @@ def decision_cost(path: Path, pages: list[int]) -> dict[str, Any]:
     t = time.perf_counter()
     images = [render_page(path, i, OPTS).image.convert("L") for i in pages]
     rend = (time.perf_counter() - t) / len(pages)
-    from daemon.pages.tables import find_image_grids, find_image_rule_regions
+    from daemon.pages.scantables import find_image_grids, find_image_rule_regions
 
     t = time.process_time()
     for g in images:  # what the Tesseract engine adds to every page it reads: the table search

@@ -412,7 +412,7 @@ class TesseractEngine(Engine):
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> str | None:
         """The page as Markdown with its ruled tables read cell by cell (``daemon.pages.tables``),
         or None when the page image has no ruled table."""
-        from daemon.pages.tables import find_image_grids, find_image_rule_regions, read_scanned_page
+        from daemon.pages.scantables import find_image_grids, find_image_rule_regions, read_scanned_page
 
         grids = find_image_grids(gray)
         regions = find_image_rule_regions(gray, grids)

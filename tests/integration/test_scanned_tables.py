@@ -16,7 +16,7 @@ from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.models import RenderOptions
 from daemon.pages.render import render_page
-from daemon.pages.tables import find_image_grids
+from daemon.pages.scantables import find_image_grids
 from daemon.pages.textlayer import unify
 from daemon.writers.tables import write_csv
 

@@ -298,7 +298,8 @@ def _print_jsonl(rec: dict[str, Any]) -> None:
 def cmd_route(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
-    from daemon.pages import render
+    from daemon.models import PageText
+    from daemon.pages import render, textlayer
     from daemon.service.pipeline import render_options
     from daemon.understand.classify import classify, format_explain
     from daemon.understand.route import choose_route
@@ -310,12 +311,17 @@ def cmd_route(args: argparse.Namespace) -> int:
     engine = create_engine(cfg, args.engine)
     engine.start()
     try:
-        reqs = [PageRequest("explain", i, render.render_page(path, i, opts).image, priority=i) for i in range(n)]
-        texts = engine.recognize(reqs)
+        # PDF pages with a real text layer are read as the daemon reads them (daemon.pages.textlayer)
+        opts.math_to_engine = engine.output_is_markdown
+        got = [textlayer.read_or_render(path, i, opts) for i in range(n)]
+        reqs = [PageRequest("explain", i, g.image, priority=i) for i, g in enumerate(got) if not isinstance(g, PageText)]
+        ocr = iter(engine.recognize(reqs))
+        texts = [g if isinstance(g, PageText) else next(ocr) for g in got]
     finally:
         engine.close()
-    full = "\n\n".join(t.text for t in texts)
-    cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=engine.output_is_markdown)
+    pages, markdown = textlayer.unify(texts, engine.output_is_markdown)
+    full = "\n\n".join(pages)
+    cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown)
     decision, rows = choose_route(cfg, path=path, inbox=_inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now())
     print(f"file: {path} ({n} page(s), engine {engine.name})")
     print(format_explain(cls, rows))

@@ -200,6 +200,8 @@ class EngineCfg(Strict):
     render_memory_mb: int = Field(4096, ge=256, description="address-space limit of each render worker")
     autorotate: bool = True
     crop_borders: bool = True
+    # PDF pages: use a page's own text layer when it is real text (daemon.pages.textlayer)
+    text_layer: Literal["auto", "any", "ocr"] = "auto"
     sampling: SamplingCfg = Field(default_factory=SamplingCfg)
     page_guards: PageGuardsCfg = Field(default_factory=PageGuardsCfg)
     tesseract: TesseractCfg = Field(default_factory=TesseractCfg)

@@ -400,12 +400,34 @@ class TesseractEngine(Engine):
             if conf2 > conf + 10:
                 first_pass = first_pass or langs
                 langs, raw, conf, text, layout = cjk, raw2, conf2, tidy_text(raw2), layout2
+        tables = self._tables(req, apis, langs, gray)  # ruled tables: read cell by cell (Markdown page)
+        if tables is not None:
+            text = tables
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
+        if tables is not None:
+            meta["markdown"] = True  # inline Markdown and HTML tables (daemon.pages.textlayer.unify)
         if first_pass:
             meta["first_pass"] = first_pass
         return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout)
+
+    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> str | None:
+        """The page as Markdown with its ruled tables read cell by cell (``daemon.pages.tables``),
+        or None when the page image has no ruled table."""
+        from daemon.pages.scantables import find_image_grids, find_image_rule_regions, read_scanned_page
+
+        grids = find_image_grids(gray)
+        regions = find_image_rule_regions(gray, grids)
+        if not grids and not regions:
+            return None
+        key = "+".join(langs)
+        try:
+            api = apis.get(key) or apis.setdefault(key, self._new_api(langs))
+            return read_scanned_page(api, gray, grids, regions)
+        except Exception as e:
+            apis.pop(key, None)
+            raise TransientError(f"tesseract failed on a table of {req.doc_tag} page {req.index + 1}: {e}") from e
 
     def _ocr(
         self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any,

@@ -56,7 +56,7 @@ from daemon.models import (
     RouteDecision,
 )
 from daemon.names import display, for_log
-from daemon.pages import render
+from daemon.pages import render, textlayer
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
 from daemon.service import metrics
 from daemon.service.sources import Sources, changed
@@ -96,6 +96,7 @@ def render_options(cfg: Config) -> RenderOptions:
         max_image_pixels=e.max_image_pixels,
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
+        text_layer=e.text_layer,
     )
 
 
@@ -252,6 +253,7 @@ class Pipeline:
         timings: dict[str, float] = {}
         t0 = time.monotonic()
         opts = render_options(self.cfg)
+        opts.math_to_engine = self.engine.output_is_markdown  # a VLM writes math as LaTeX (textlayer)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
         self.journal.set_total_pages(doc.id, n)
@@ -277,8 +279,8 @@ class Pipeline:
         """
         tag = doc.tag
         n = len(texts)
-        pages = [t.text for t in texts]
-        prep = self._prepare(doc, src, pages, texts, page_info)
+        pages, markdown = textlayer.unify(texts, self.engine.output_is_markdown)
+        prep = self._prepare(doc, src, pages, texts, page_info, markdown)
         cls, decision = prep.cls, prep.decision
         timings["classify"] = prep.seconds["classify"]
         self._save_raw(doc, pages)
@@ -291,7 +293,8 @@ class Pipeline:
             sidecar["archived_to"] = display(target) if target is not None and target != doc.path else None
             if prep.pdf_report is not None:
                 sidecar["pdf"] = prep.pdf_report
-            outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings, rendered=(prep.parsed, prep.body))
+            outputs = self._write(doc, src, decision, pages, cls.language, sidecar, timings,
+                                  rendered=(prep.parsed, prep.body), markdown=markdown)
             timings["write"] = prep.seconds["render"] + time.monotonic() - t3
             final = self.sources.act(doc, src, decision.source_action, target)
         finally:
@@ -317,7 +320,7 @@ class Pipeline:
 
     def _prepare(
         self, doc: Document, src: Path, pages: list[str], texts: list[PageText] | None = None,
-        page_info: list[dict[str, Any]] | None = None,
+        page_info: list[dict[str, Any]] | None = None, markdown: bool | None = None,
     ) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
         and every document worker share); here when the pool cannot run it: closed while the
@@ -327,7 +330,8 @@ class Pipeline:
         pdf = None
         if texts is not None and page_info is not None and self._pdf_wanted():
             pdf = PdfInput(src, pdf_pages(texts, page_info), self.engine.output_is_markdown)
-        args = (self.cfg, pages, src, doc.inbox, self.engine.output_is_markdown, datetime.now(), pdf)
+        md = self.engine.output_is_markdown if markdown is None else markdown
+        args = (self.cfg, pages, src, doc.inbox, md, datetime.now(), pdf)
         task: RenderTask | None = None
         try:
             task = self.pool.submit(prepare_outputs, *args, priority=OPEN_PRIORITY)
@@ -399,7 +403,8 @@ class Pipeline:
                 while next_t < len(todo) and len(rendering) + len(ocr) < window:
                     i = todo[next_t]
                     # Page index as priority: the first pages of every document render first.
-                    fn = render_page_with_lines if with_lines else render.render_page
+                    # A PDF page with a real text layer comes back as its text (textlayer).
+                    fn = render_page_with_lines if with_lines else textlayer.read_or_render
                     rf = self.pool.submit(fn, src, i, opts, priority=i)
                     rendering[rf] = i
                     next_t += 1
@@ -430,6 +435,13 @@ class Pipeline:
                             raise WorkerCrash(
                                 f"page {i + 1} needed more than {self.cfg.engine.render_memory_mb} MB to render"
                             ) from e
+                        if isinstance(page, PageText):  # the PDF's own text: no engine
+                            info[i] = {"index": i, "source": "text_layer"}
+                            if records:
+                                self.journal.record_page(doc.id, key, PageRecord(page, info[i]))
+                            results[i] = page
+                            meter.page()
+                            continue
                         info[i] = {
                             "index": i,
                             "rotation": page.rotation,
@@ -438,6 +450,8 @@ class Pipeline:
                             "size": list(page.image.size),
                             "source_size": list(page.source_size),
                             **({"crop_box": list(page.crop_box)} if page.crop_box else {}),
+                            "source": "ocr",
+                            **({"text_layer": page.text_layer} if page.text_layer else {}),
                         }
                         metrics.page_rendered(doc.id, f.started)
                         # The render stage already ran OSD; the Tesseract engine reuses its script.
@@ -505,12 +519,13 @@ class Pipeline:
         formats: list[str] | None = None,
         *,
         rendered: tuple[ParsedDocument, dict[str, bytes]] | None = None,
+        markdown: bool | None = None,
     ) -> list[Path]:
         """Name, then write atomically, the output set. ``rendered``: ``render_body``'s result
         for these pages and ``decision`` (from ``prepare_outputs``); rendered here when None."""
         dest = decision.destination
         fmts = formats or decision.formats
-        markdown = self.engine.output_is_markdown
+        markdown = self.engine.output_is_markdown if markdown is None else markdown
         parsed, body = rendered or render_body(pages, fmts, src.stem, language, markdown, decision.csv_bom)
         suffixes = [name[len(src.stem):] for name in body]  # names are stem + a stem-free suffix
 

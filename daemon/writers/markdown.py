@@ -156,3 +156,9 @@ def html_table(t: Table) -> str:
         out.append(f"</{section}>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def blocks_md(blocks: list[Block]) -> str:
+    """The Markdown of one page's blocks, without the page mark (``daemon.document.layout``
+    writes a PDF text layer's page this way, so it parses back into the same blocks)."""
+    return "\n\n".join(p for p in (_block(b) for b in blocks) if p)

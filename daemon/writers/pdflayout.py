@@ -42,7 +42,7 @@ from typing import Any
 
 from PIL import Image
 
-from daemon.models import Page, PageLayout, RenderOptions, TextBox, TextLine
+from daemon.models import Page, PageLayout, PageText, RenderOptions, TextBox, TextLine
 
 #: Text length per em of line (characters; a CJK character counts 2) beyond which the text and
 #: the lines found cannot belong together: Latin text runs at ~2.4 characters per line height,
@@ -123,11 +123,15 @@ def find_lines(image: Image.Image) -> PageLayout:
     return PageLayout(size=size, lines=lines)
 
 
-def render_page_with_lines(path: Path, index: int, opts: RenderOptions) -> tuple[Page, PageLayout]:
-    """``render_page`` and the line boxes of its image, in one render worker call."""
-    from daemon.pages.render import render_page
+def render_page_with_lines(path: Path, index: int, opts: RenderOptions) -> tuple[Page, PageLayout] | PageText:
+    """``read_or_render`` and the line boxes of the rendered image, in one render worker call; a
+    PDF page read from its own text layer comes back as its text, with no image to find lines on
+    (the searchable PDF leaves such a page untouched)."""
+    from daemon.pages.textlayer import read_or_render
 
-    page = render_page(path, index, opts)
+    page = read_or_render(path, index, opts)
+    if isinstance(page, PageText):
+        return page
     return page, find_lines(page.image)
 
 

@@ -62,6 +62,7 @@ HELP: dict[str, str] = {
     "engine.render_memory_mb": "address-space limit of each render worker (MiB)",
     "engine.autorotate": "turn sideways/upside-down pages upright before OCR",
     "engine.crop_borders": "crop dark scanner borders",
+    "engine.text_layer": "PDF pages: `auto` uses a page's own text layer where it is real text (not an invisible OCR layer over a scan, not glyph soup) and OCRs only the other pages; `any` also trusts an invisible OCR layer; `ocr` OCRs every page",
     "engine.sampling": "VLM decoding settings (below)",
     "engine.page_guards": "per-page checks of VLM output, vllm and openai (below)",
     "engine.page_guards.repetition_retries": "re-runs (at temperatures 0.5, 0.8, 1.0) of a page whose output loops",

@@ -1,0 +1,269 @@
+"""A PDF page's text layer (``daemon.pages.textlayer.PageLayer``) -> document model blocks.
+
+Contract:
+
+- ``layer_blocks(layer) -> list[Block]``: headings, paragraphs, lists and tables of one page, in
+  reading order, as the blocks of ``daemon.document.model`` (inline text is normalised inline
+  Markdown: plain text escaped, bold/italic spans as ``**``/``*``).
+- ``page_text(layer) -> PageText``: those blocks written as the page's Markdown (the same
+  Markdown the ``md`` writer writes, so ``parse_markdown_page`` gives the blocks back and every
+  writer, the raw file and ``ocr-daemon convert`` treat the page like a VLM page), with
+  ``source="text_layer"`` and the verdict's measurements in ``meta["text_layer"]``.
+
+Rules:
+
+- Reading order is the PDF's block order (content-stream order: the order the producer wrote,
+  which is the reading order for word processors, LaTeX and report generators; a two-column
+  page comes out column by column). Table text is taken out of the blocks and the table put
+  where its first text was.
+- Body size = the font size that covers the most characters on the page. A block of at most 3
+  lines and 200 characters set at least ``HEADING_RATIO`` x the body size is a heading: level 1 at
+  >= 1.7x, 2 at >= 1.4x, 3 below. A one-line block entirely in bold, at least body size, at most
+  80 characters and not ending like a sentence is a level-4 heading.
+- A line starting with a bullet (``• ◦ ▪ ● ■ – - * ·`` ...) or an enumerator (``1.``, ``2)``,
+  ``a)``) starts a list item; the following lines of that block continue it.
+- Lines of a paragraph are joined with a space (none between CJK characters); a word broken
+  with a hyphen at the line end is joined (``exam-`` + ``ple`` -> ``example``) when the next line
+  starts with a lowercase letter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from daemon.document.inline import _MD_ESCAPE
+from daemon.document.model import Block, Cell, Heading, ListBlock, ListItem, Paragraph, Table
+from daemon.models import PageText
+from daemon.pages.tables import Grid
+from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
+
+HEADING_RATIO = 1.2
+_BULLET = re.compile(r"^\s*(?:[•◦▪▫●○■□‣⁃∙·▸►✓✔]\s*|[*–—-]\s+)(?=\S)")
+_ENUM = re.compile(r"^\s*(\(?(\d{1,3}|[a-z])[.)])\s+(?=\S)")
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+_SENTENCE_END = re.compile(r"[.;,:]$")
+_BLOCK_START = re.compile(r"^(#{1,6}(?:\s|$)|[-+*](?:\s|$)|>|={3,}\s*$|-{3,}\s*$)")
+_ENUM_START = re.compile(r"^(\d{1,9})([.)])(\s|$)")
+
+
+def _esc(text: str) -> str:
+    """Plain text -> inline Markdown that means that text (inside a line)."""
+    return _MD_ESCAPE.sub(r"\\\1", text)
+
+
+def _esc_start(text: str) -> str:
+    r"""Escape what would make a paragraph's first characters block syntax (a heading, list
+    item, quote or rule): ``1.`` becomes ``1\.`` (CommonMark escapes punctuation only)."""
+    m = _ENUM_START.match(text)
+    if m:
+        return m.group(1) + "\\" + text[len(m.group(1)):]
+    if _BLOCK_START.match(text):
+        return "\\" + text
+    return text
+
+
+def _body_size(layer: PageLayer) -> float:
+    sizes: Counter[float] = Counter()
+    for b in layer.blocks:
+        for ln in b.lines:
+            for s in ln.spans:
+                sizes[round(s.size * 2) / 2] += len(s.text.strip())
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def _inline(spans: list[Span], styled: bool) -> str:
+    """Spans -> inline Markdown; bold/italic marked only when ``styled`` (not in headings)."""
+    out: list[str] = []
+    for s in spans:
+        t = _esc(s.text)
+        core = t.strip()
+        if styled and core and len(core) > 1 and (s.bold or s.italic):
+            mark = "**" if s.bold else "*"
+            if s.bold and s.italic:
+                mark = "***"
+            lead = t[: len(t) - len(t.lstrip())]
+            trail = t[len(t.rstrip()):]
+            t = f"{lead}{mark}{core}{mark}{trail}"
+        out.append(t)
+    return "".join(out)
+
+
+def _join(lines: list[str]) -> str:
+    """Lines of one paragraph -> one string (see the module docstring)."""
+    text = ""
+    for ln in lines:
+        ln = ln.strip()
+        if not ln:
+            continue
+        if not text:
+            text = ln
+        elif re.search(r"\w-$", text) and ln[:1].islower():
+            text = text[:-1] + ln
+        elif _CJK.match(text[-1]) and _CJK.match(ln[0]):
+            text += ln
+        else:
+            text += " " + ln
+    return text
+
+
+def _inside(bbox: tuple[float, float, float, float], g: Grid) -> bool:
+    x = (bbox[0] + bbox[2]) / 2
+    y = (bbox[1] + bbox[3]) / 2
+    x0, y0, x1, y1 = g.bbox
+    return x0 <= x <= x1 and y0 <= y <= y1
+
+
+def _table(g: Grid, lines: list[Line]) -> Table | None:
+    """The grid's cells filled with the text of the spans whose centre lies in them (or the
+    text the grid's cells already hold: ``Grid.filled``)."""
+    if g.filled:
+        given = [Cell(_esc(c.text), c.row, c.col, c.rowspan, c.colspan) for c in g.cells]
+        return Table(g.n_rows, g.n_cols, given) if any(c.text for c in given) else None
+    texts: dict[int, list[tuple[float, float, float, float, str]]] = {}
+    bold: dict[int, bool] = {}
+    for ln in lines:
+        for s in ln.spans:
+            if not s.text.strip():
+                continue
+            cx, cy = (s.bbox[0] + s.bbox[2]) / 2, (s.bbox[1] + s.bbox[3]) / 2
+            for k, c in enumerate(g.cells):
+                x0, y0, x1, y1 = c.bbox
+                if x0 <= cx <= x1 and y0 <= cy <= y1:
+                    texts.setdefault(k, []).append((round(ln.bbox[1], 0), s.bbox[0], s.bbox[2], s.size, s.text))
+                    bold[k] = bold.get(k, True) and s.bold
+                    break
+    if not texts:
+        return None
+    cells: list[Cell] = []
+    for k, c in enumerate(g.cells):
+        parts = sorted(texts.get(k, []))
+        rows: list[str] = []
+        last_y: float | None = None
+        last_x1 = 0.0
+        for y, x0, x1, size, t in parts:
+            if last_y is not None and y == last_y:
+                # whitespace-only spans were dropped: a gap of a fifth of the font size is a space
+                gap = x0 - last_x1 > 0.2 * size and not rows[-1].endswith(" ") and not t.startswith(" ")
+                rows[-1] += (" " if gap else "") + t
+            else:
+                rows.append(t)
+            last_y, last_x1 = y, x1
+        cells.append(Cell(_esc(_join(rows)), c.row, c.col, c.rowspan, c.colspan))
+    first = [k for k, c in enumerate(g.cells) if c.row == 0]
+    header = 1 if first and all(bold.get(k, False) for k in first if k in texts) and any(k in texts for k in first) else 0
+    for cell in cells:
+        cell.header = cell.row < header
+    return Table(g.n_rows, g.n_cols, cells, header_rows=header)
+
+
+def _block_kind(b: TextBlock, body: float) -> tuple[str, int]:
+    text = " ".join(ln.text.strip() for ln in b.lines).strip()
+    size = max((s.size for ln in b.lines for s in ln.spans if s.text.strip()), default=body)
+    if len(b.lines) <= 3 and len(text) <= 200 and size >= HEADING_RATIO * body and any(c.isalpha() for c in text):
+        r = size / body
+        return "heading", 1 if r >= 1.7 else 2 if r >= 1.4 else 3
+    spans = [s for ln in b.lines for s in ln.spans if s.text.strip()]
+    if (len(b.lines) == 1 and spans and all(s.bold for s in spans) and size >= body - 0.5 and len(text) <= 80
+            and not _SENTENCE_END.search(text) and any(c.isalpha() for c in text)):
+        return "heading", 4
+    return "text", 0
+
+
+def _text_blocks(b: TextBlock, body: float) -> list[Block]:
+    """A text block -> a paragraph, or list items (with paragraphs before the first bullet)."""
+    out: list[Block] = []
+    para: list[str] = []
+    items: list[list[str]] = []
+    ordered: bool | None = None
+    for ln in b.lines:
+        raw = ln.text
+        m = _BULLET.match(raw)
+        e = _ENUM.match(raw) if not m else None
+        if m or e:
+            if para:
+                out.append(Paragraph(_esc_start(_join(para))))
+                para = []
+            kind = e is not None
+            if items and ordered is not None and kind != ordered:
+                out.append(ListBlock([ListItem(_esc_start(_join(i))) for i in items], ordered=bool(ordered)))
+                items = []
+            ordered = kind
+            cut = (m or e).end()  # type: ignore[union-attr]
+            rest = raw[cut:]
+            items.append([_esc(rest)])
+        elif items:
+            items[-1].append(_inline(ln.spans, True))
+        else:
+            para.append(_inline(ln.spans, True))
+    if para:
+        out.append(Paragraph(_esc_start(_join(para))))
+    if items:
+        start = 1
+        if ordered:
+            first = _ENUM.match(b.lines[0].text) if b.lines else None
+            if first and first.group(2).isdigit():
+                start = int(first.group(2))
+        out.append(ListBlock([ListItem(_esc_start(_join(i))) for i in items], ordered=bool(ordered), start=start))
+    return out
+
+
+def layer_blocks(layer: PageLayer) -> list[Block]:
+    """See the module docstring."""
+    body = _body_size(layer)
+    tables = list(layer.tables)
+    placed: set[int] = set()
+    in_table: dict[int, list[Line]] = {k: [] for k in range(len(tables))}
+    # Lines inside a table belong to it, wherever the block around them goes.
+    kept: list[tuple[TextBlock, list[int]]] = []
+    for b in layer.blocks:
+        lines: list[Line] = []
+        hit: list[int] = []
+        for ln in b.lines:
+            k = next((k for k, g in enumerate(tables) if _inside(ln.bbox, g)), None)
+            if k is None:
+                lines.append(ln)
+            else:
+                in_table[k].append(ln)
+                hit.append(k)
+        kept.append((TextBlock(lines, b.bbox), list(dict.fromkeys(hit))))
+    out: list[Block] = []
+
+    def put_table(k: int) -> None:
+        if k in placed:
+            return
+        placed.add(k)
+        t = _table(tables[k], in_table[k])
+        if t is not None:
+            out.append(t)
+
+    for b, hit in kept:
+        if b.lines:
+            kind, level = _block_kind(b, body)
+            if kind == "heading":
+                out.append(Heading(level, _join([_inline(ln.spans, False) for ln in b.lines])))
+            else:
+                for blk in _text_blocks(b, body):
+                    # consecutive list blocks of one kind are one list
+                    prev = out[-1] if out else None
+                    if (isinstance(blk, ListBlock) and isinstance(prev, ListBlock)
+                            and prev.ordered == blk.ordered):
+                        prev.items.extend(blk.items)
+                    else:
+                        out.append(blk)
+        for k in hit:
+            put_table(k)
+    for k in range(len(tables)):
+        put_table(k)
+    return out
+
+
+def page_text(layer: PageLayer) -> PageText:
+    """See the module docstring."""
+    from daemon.writers.markdown import blocks_md
+
+    v = layer.verdict
+    meta = {"text_layer": {"chars": v.chars, "invisible": v.invisible, "bad": round(v.bad, 4),
+                           "math": round(v.math, 4), "tables": len(layer.tables)}}
+    return PageText(index=layer.index, text=blocks_md(layer_blocks(layer)), engine="text_layer",
+                    meta=meta, source="text_layer")

@@ -1,0 +1,263 @@
+"""Tables on page images (scans), for the Tesseract engine: ruled grids and tables with
+horizontal rules only, read with Tesseract into inline Markdown with HTML tables.
+
+Contract:
+
+- ``image_segments(gray) -> (h, v)``: the long dark horizontal/vertical runs of a page image
+  (a scanned ruled table's lines), in pixels, numpy only.
+- ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns) and
+  ``find_image_rule_regions(gray, grids) -> list[RuleRegion]`` (regions between long thin
+  horizontal rules, light grey ones too, with no vertical rule): cheap (~10 ms CPU per 1540 px
+  page, bench/RESULTS.md), no OCR; the engine runs them on every page it reads.
+- ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
+  API: a region becomes a table when its words line up in columns (``tables.text_grid``), ruled
+  tables are read cell by cell, the text outside the tables in bands between them; inline
+  Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
+  parser reads them), or None when no table was found after all.
+
+The geometry (rules -> grid) is ``daemon.pages.tables``', shared with born-digital PDFs.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from daemon.pages.tables import Grid, GridCell, Seg, Word, find_grids, rule_regions, text_grid
+
+#: A rule on a page image is a dark run at least this share of the page's shorter edge long
+#: (at 1540 px, an A4 page is ~1090 px wide: 33 px, shorter than any table column we saw, longer
+#: than the strokes of the largest letters in the test scans, 32 px body text ~ 20 px strokes).
+MIN_RULE_SHARE = 0.03
+#: Gray level below which a pixel is ink (rules are printed black; scans' paper is > 200).
+INK = 140
+
+
+def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
+    """(line index, start, end) of True runs of at least ``min_len`` along axis 1."""
+    rows = np.flatnonzero(mask.sum(axis=1) >= min_len)  # only lines with enough ink at all
+    if rows.size == 0:
+        return []
+    m = mask[rows].astype(np.int8)
+    pad = np.zeros((m.shape[0], 1), dtype=np.int8)
+    d = np.diff(np.concatenate([pad, m, pad], axis=1), axis=1)
+    width = d.shape[1]
+    starts = np.flatnonzero(d == 1)  # row-major: each row's starts and ends alternate
+    ends = np.flatnonzero(d == -1)
+    keep = (ends - starts) >= min_len
+    starts, ends = starts[keep], ends[keep]
+    return [(int(rows[s // width]), int(s % width), int(e % width) if e % width else width)
+            for s, e in zip(starts, ends, strict=True)]
+
+
+def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
+    """Horizontal and vertical rules of a grayscale page image (PIL "L" or a 2-D array)."""
+    a = np.asarray(gray)
+    if a.ndim != 2 or a.size == 0:
+        return [], []
+    ink = a < INK
+    # Close 1 px gaps along each direction (broken scanned lines, a slight skew's steps).
+    hmask = ink.copy()
+    hmask[:, 1:-1] |= ink[:, :-2] & ink[:, 2:]
+    vmask = ink.copy()
+    vmask[1:-1, :] |= ink[:-2, :] & ink[2:, :]
+    min_len = max(20, int(MIN_RULE_SHARE * min(a.shape)))
+    h = [Seg(s, r, e, r) for r, s, e in _runs(hmask, min_len)]
+    v = [Seg(r, s, r, e) for r, s, e in _runs(vmask.T, min_len)]
+    return h, v
+
+
+def find_image_grids(gray: Any) -> list[Grid]:
+    """Ruled tables on a page image (pixels)."""
+    h, v = image_segments(gray)
+    if len(h) < 2 or len(v) < 2:
+        return []
+    # one row of boxes on a page image is a form field or a frame around a title (three such
+    # "tables" of one row on a scanned web page in the tune set), not a table
+    return [g for g in find_grids(h, v, tol=4.0) if g.n_rows >= 2]
+
+
+@dataclass
+class RuleRegion:
+    """A region between horizontal rules (no vertical rules) that may hold a table."""
+
+    bbox: tuple[float, float, float, float]
+    rules: list[float]  # y of every rule in it, top to bottom
+
+
+#: Gray level below which a long thin run is a rule: light grey rules (#ccc-#ddd, common in
+#: tables without vertical rules) are ~200-220; text uses INK.
+RULE_GRAY = 225
+#: A rule is at most this many px thick (a thicker run of long rows is a filled area).
+MAX_RULE_THICKNESS = 6
+
+
+def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
+    """Regions of a page image between long horizontal rules (>= a quarter of the page wide)
+    that no vertical rule touches and no ruled grid covers."""
+    a = np.asarray(gray)
+    if a.ndim != 2 or a.size == 0:
+        return []
+    hgt, wid = a.shape
+    runs = _runs(a < RULE_GRAY, max(40, wid // 4))
+    if len(runs) < 2:
+        return []
+    # group runs into rules: same extent (ends within 6 px), rows at most 2 px apart
+    rules: list[list[int]] = []  # [y0, y1, x0, x1]
+    for r, s0, e0 in sorted(runs):
+        for rule in rules:
+            if r - rule[1] <= 2 and abs(s0 - rule[2]) <= 6 and abs(e0 - rule[3]) <= 6:
+                rule[1] = r
+                break
+        else:
+            rules.append([r, r, s0, e0])
+    thin = [Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2) for y0, y1, x0, x1 in rules if y1 - y0 < MAX_RULE_THICKNESS]
+    _, v = image_segments(gray)
+    out = []
+    for box in rule_regions(thin, v, tol=4.0, min_width=wid / 4, max_two_rule_height=0.4 * hgt):
+        if any(_overlaps(box, g.bbox) for g in grids):
+            continue
+        ys = sorted(s.y0 for s in thin if box[1] - 1 <= s.y0 <= box[3] + 1 and s.x0 <= box[0] + 12 and s.x1 >= box[2] - 12)
+        out.append(RuleRegion(box, ys))
+    return out
+
+
+def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]:
+    """Words of a crop of the page image with their boxes in page pixels (font size taken as
+    1.2x the word box's height)."""
+    from tesserocr import PSM, RIL, iterate_level
+
+    x0, y0, x1, y1 = box
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return []
+    api.SetPageSegMode(PSM.AUTO)
+    api.SetImage(img.crop(box))
+    api.Recognize()
+    words: list[Word] = []
+    it = api.GetIterator()
+    if it is not None:
+        for w in iterate_level(it, RIL.WORD):
+            text = w.GetUTF8Text(RIL.WORD)
+            wb = w.BoundingBox(RIL.WORD)
+            if text and text.strip() and wb:
+                bx0, by0, bx1, by1 = wb
+                words.append((bx0 + x0, by0 + y0, bx1 + x0, by1 + y0, text.strip(), 1.2 * (by1 - by0)))
+    return words
+
+
+def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
+    """Read a rule region's words with Tesseract (their boxes) and make a table of them. Tables
+    without a rule above the header (rules under the header and between rows only) get the
+    line above the first rule as header row when its words sit inside the columns found."""
+    x0, y0, x1, y1 = (int(v) for v in region.bbox)
+    g = text_grid(_ocr_words(api, img, (x0, y0, x1, y1)), region.bbox, region.rules)
+    if g is None:
+        return None
+    band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
+    head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
+    cols = ["" for _ in range(g.n_cols)]
+    for w in sorted(head, key=lambda w: (round(w[1] / max(1.0, w[5])), w[0])):
+        # the outer edges are open (a header wider than its column's values); an inner one is not
+        k = next((k for k in range(g.n_cols) if (k == 0 or g.xs[k] <= w[0])
+                  and (k == g.n_cols - 1 or w[2] <= g.xs[k + 1])), None)
+        if k is None:  # a word across a column edge: a paragraph line, not a header
+            return g
+        cols[k] = (cols[k] + " " + w[4]).strip()
+    if sum(1 for c in cols if c) < 2:
+        return g
+    top = float(max(0, y0 - band))
+    cells = [GridCell(0, k, 1, 1, (g.xs[k], top, g.xs[k + 1], g.ys[0]), t) for k, t in enumerate(cols)]
+    cells += [GridCell(c.row + 1, c.col, c.rowspan, c.colspan, c.bbox, c.text) for c in g.cells]
+    return Grid(g.xs, [top, *g.ys], cells, filled=True)
+
+
+def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, height: int) -> str:
+    from tesserocr import PSM
+
+    inset = 4  # keep the rules out of the cell (they read as | or _)
+    x0, y0 = int(bbox[0]) + inset, int(bbox[1]) + inset
+    x1, y1 = min(width, int(bbox[2]) - inset), min(height, int(bbox[3]) - inset)
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return ""
+    api.SetPageSegMode(PSM.SINGLE_BLOCK)
+    api.SetRectangle(x0, y0, x1 - x0, y1 - y0)
+    txt = str(api.GetUTF8Text())
+    return " ".join(txt.split())
+
+
+def grid_html(grid: Grid, header_rows: int = 1) -> str:
+    """A grid whose cells have text -> an HTML table (the document model's parser reads it)."""
+    rows: dict[int, list[str]] = {}
+    for c in grid.cells:
+        tag = "th" if c.row < header_rows else "td"
+        span = (f' rowspan="{c.rowspan}"' if c.rowspan > 1 else "") + (f' colspan="{c.colspan}"' if c.colspan > 1 else "")
+        rows.setdefault(c.row, []).append(f"<{tag}{span}>{html.escape(c.text, quote=False)}</{tag}>")
+    body = "".join(f"<tr>{''.join(rows.get(r, []))}</tr>" for r in range(grid.n_rows))
+    return f"<table>{body}</table>"
+
+
+def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None) -> str | None:
+    """Read a page image that has ruled tables (``grids``) or regions between horizontal rules
+    (``regions``): a region becomes a table when its words line up in columns (``text_grid``);
+    then bands of text between the tables (tables whited out) with the API's page segmentation,
+    and every ruled table cell by cell. Returns inline Markdown paragraphs and HTML tables in
+    page order, or None when no table was found after all. The API's image and mode are reset."""
+    from PIL import Image, ImageDraw
+    from tesserocr import PSM
+
+    from daemon.document.inline import escape_plain
+
+    img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
+    w, h = img.size
+    grids = list(grids)
+    try:
+        for region in regions or []:
+            g = _region_grid(api, img, region)
+            if g is not None:
+                grids.append(g)
+    finally:
+        api.SetPageSegMode(PSM.AUTO)
+        api.Clear()
+    if not grids:
+        return None
+    grids.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+    blank = img.copy()
+    draw = ImageDraw.Draw(blank)
+    for grid in grids:
+        x0, y0, x1, y1 = grid.bbox
+        draw.rectangle([x0 - 3, y0 - 3, x1 + 3, y1 + 3], fill=255)
+    parts: list[str] = []
+    top = 0.0
+    try:
+        seq: list[Grid | None] = [*grids, None]
+        for g in seq:
+            bottom = g.bbox[1] if g is not None else float(h)
+            if bottom - top >= 12:
+                api.SetPageSegMode(PSM.AUTO)
+                # a crop, not SetRectangle: with PSM.AUTO, tesserocr 2.13 read nothing in a
+                # rectangle that a crop of the same pixels reads
+                api.SetImage(blank.crop((0, int(top), w, int(bottom))))
+                text = str(api.GetUTF8Text()).replace("\f", "").strip()
+                for chunk in text.split("\n\n"):
+                    lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
+                    if lines:
+                        parts.append(escape_plain("\n".join(lines)))
+            if g is None:
+                break
+            api.SetImage(img)
+            for c in g.cells if not g.filled else []:
+                c.text = _cell_text(api, c.bbox, w, h)
+            if any(c.text for c in g.cells):
+                parts.append(grid_html(g))
+            top = max(top, g.bbox[3])
+    finally:
+        api.SetPageSegMode(PSM.AUTO)
+        api.Clear()
+    return "\n\n".join(parts)

@@ -1,0 +1,415 @@
+"""A PDF page's own text layer: is it real text, and what does it say (spans, fonts, tables).
+
+Contract:
+
+- ``read_or_render(path, index, opts) -> Page | PageText``: the render stage's entry point for
+  one page (module-level, picklable results, run in render worker processes). With
+  ``opts.text_layer == "ocr"``, or for images, it is ``render.render_page``. Otherwise the PDF
+  page's text layer is judged (``judge``); a real text layer gives a ``PageText`` with
+  ``source="text_layer"`` (Markdown built by ``daemon.document.layout``; the engine never sees
+  the page), anything else a rendered ``Page`` for the engine whose ``text_layer`` field says why
+  the layer was not used. Raises what ``render_page`` raises. The last two PDFs stay open in the
+  calling process (a worker reads a document's pages in a row), used under a lock.
+- ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
+  when the layer is used, its text blocks (lines of styled spans) and ruled tables. One
+  ``get_text("dict")`` pass serves both the verdict and the extraction.
+
+The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md
+("Text layer"):
+
+- fewer than ``MIN_CHARS`` visible non-space characters: no text layer (a scan, or text drawn
+  as curves) -> OCR;
+- more invisible characters (render mode 3, alpha 0) than visible ones: an OCR layer another
+  program put over a scan -> OCR again, unless ``text_layer: any`` (then the invisible text is
+  used as it is);
+- more than ``MAX_BAD`` of the characters are U+FFFD, private-use or control characters, or
+  ``(cid:N)`` placeholders (fonts without a usable ToUnicode map), or fewer than ``MIN_WORDISH``
+  of them are letters, digits or common punctuation: glyph soup -> OCR;
+- images cover more than ``MAX_IMAGE_COVER`` of the page while the text is short
+  (< ``IMAGE_TEXT_CHARS``): a scan with a caption or stamp text -> OCR;
+- with a VLM engine (``math_to_engine``), pages whose characters are more than ``MAX_MATH``
+  math glyphs (TeX math fonts CMMI/CMSY/CMEX/MSAM/MSBM, *Math* fonts, Symbol, or Unicode math
+  operators): the VLM writes the formulas as LaTeX, which the text layer cannot (it holds them
+  as loose glyph fragments) -> the engine. Tesseract cannot read formulas either, so without a
+  VLM the text layer is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from daemon.models import Page, PageText, RenderOptions
+from daemon.pages import render
+from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid
+
+MODES = ("auto", "any", "ocr")
+
+#: Visible non-space characters a page needs for its text layer to count (a page number or a
+#: stamp alone is not a page's text). Scans in the real-world set carry 0 characters; the
+#: shortest born-digital page there (a title page) ~40.
+MIN_CHARS = 16
+#: Share of bad characters (U+FFFD, private use, controls, "(cid:N)") above which a layer is
+#: glyph soup. Born-digital pages we measured have 0-0.3 % (a stray private-use bullet); pages of
+#: fonts without ToUnicode have 60-100 %.
+MAX_BAD = 0.05
+#: Share of letters/digits/common punctuation below which a layer is soup (custom-encoded
+#: fonts that map glyphs to random ASCII symbols). Code listings measured 0.80 and above.
+MIN_WORDISH = 0.5
+#: A page mostly covered by images with little text over it is a scan (with a caption).
+MAX_IMAGE_COVER = 0.6
+IMAGE_TEXT_CHARS = 400
+#: Axis-parallel strokes on a page beyond which it is a drawing, not tables (the table search
+#: is quadratic in rules; the Debian reference's busiest table page has ~200).
+MAX_RULES = 4000
+#: Share of math glyphs from which a VLM engine reads the page instead (see the docstring).
+MAX_MATH = 0.03
+
+_MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|MATH|SYMBOL|STIX|ESINT|RSFS|EUSM|EUFM|EUEX", re.I)
+_CID = re.compile(r"\(cid:\d+\)")
+_PUNCT = set(".,;:!?'\"()[]{}-–—/\\%&@#*+=<>_|~^$€£¥§°«»„“”‘’…·•")
+
+
+@dataclass
+class Span:
+    text: str
+    bbox: tuple[float, float, float, float]
+    size: float
+    bold: bool
+    italic: bool
+    mono: bool
+
+
+@dataclass
+class Line:
+    spans: list[Span]
+    bbox: tuple[float, float, float, float]
+
+    @property
+    def text(self) -> str:
+        return "".join(s.text for s in self.spans)
+
+
+@dataclass
+class TextBlock:
+    lines: list[Line]
+    bbox: tuple[float, float, float, float]
+
+
+@dataclass
+class Verdict:
+    """Whether a page's text layer is used, and the measurements that decided it."""
+
+    use: bool
+    reason: str  # "text" when used; otherwise why not ("no text layer", "glyph soup", ...)
+    chars: int = 0  # visible non-space characters
+    invisible: int = 0  # invisible non-space characters (render mode 3)
+    bad: float = 0.0  # share of bad characters
+    wordish: float = 1.0  # share of letters, digits, common punctuation
+    image_cover: float = 0.0  # share of the page covered by images
+    math: float = 0.0  # share of math glyphs
+
+
+@dataclass
+class PageLayer:
+    index: int
+    width: float
+    height: float
+    verdict: Verdict
+    blocks: list[TextBlock] = field(default_factory=list)
+    tables: list[Grid] = field(default_factory=list)
+
+
+# Characters that are no text: U+FFFD (MuPDF's "no Unicode for this glyph"), private use,
+# controls other than tab/newline.
+_BAD = re.compile("[\ufffd\ue000-\uf8ff\U000f0000-\U0010ffff\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Not letters, digits, marks or common punctuation (\w covers letters and digits of every script).
+_NOT_WORDISH = re.compile("[^\\w\\s" + re.escape("".join(sorted(_PUNCT))) + "\u0300-\u036f]")
+# Math operators, arrows, math alphanumerics (the relations and operators of running text, such
+# as + = < > ± ×, are not counted).
+_MATH_CHAR = re.compile("[\u2200-\u22ff\u27c0-\u27ef\u2980-\u2aff\U0001d400-\U0001d7ff]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _math_font(font: str) -> bool:
+    return bool(_MATH_FONT.search(font))
+
+
+def _image_cover(page: pymupdf.Page, area: float) -> float:
+    """Share of the page covered by images (overlaps counted once, on a coarse 40x40 raster)."""
+    try:
+        infos = page.get_image_info()
+    except Exception:
+        return 0.0
+    rects = [pymupdf.Rect(i["bbox"]) & page.rect for i in infos]
+    rects = [r for r in rects if not r.is_empty]
+    if not rects:
+        return 0.0
+    if len(rects) == 1:
+        return min(1.0, rects[0].get_area() / area)
+    n = 40
+    pr = page.rect
+    hit = 0
+    for gy in range(n):
+        y = pr.y0 + (gy + 0.5) * pr.height / n
+        for gx in range(n):
+            x = pr.x0 + (gx + 0.5) * pr.width / n
+            if any(r.x0 <= x <= r.x1 and r.y0 <= y <= r.y1 for r in rects):
+                hit += 1
+    return hit / (n * n)
+
+
+def judge(spans: list[dict[str, Any]], page: pymupdf.Page, mode: str, math_to_engine: bool) -> Verdict:
+    """The rules of the module docstring over a page's raw spans (``get_text("dict")``)."""
+    vis = inv = math = 0
+    texts: list[str] = []
+    for s in spans:
+        text = s.get("text", "")
+        n = len(text) - sum(map(text.count, " \t\n\u00a0"))
+        if n <= 0:
+            continue
+        if s.get("alpha", 255) == 0:
+            inv += n
+            if mode != "any":
+                continue
+        else:
+            vis += n
+        texts.append(text)
+        math += n if _math_font(s.get("font", "")) else len(_MATH_CHAR.findall(text))
+    joined = "".join(texts)
+    bad = len(_BAD.findall(joined)) + sum(len(c) for c in _CID.findall(joined))
+    wordish = vis + (inv if mode == "any" else 0) - len(_NOT_WORDISH.findall(joined))
+    used = vis + (inv if mode == "any" else 0)
+    area = max(1.0, page.rect.width * page.rect.height)
+    v = Verdict(False, "", vis, inv, bad / max(1, used), wordish / max(1, used), 0.0, math / max(1, used))
+    if mode != "any" and inv > vis and inv >= MIN_CHARS:
+        v.reason = "invisible OCR layer over a scan"
+    elif used < MIN_CHARS:
+        v.reason = "no text layer"
+    elif v.bad > MAX_BAD:
+        v.reason = "glyph soup (unmapped or private-use glyphs)"
+    elif v.wordish < MIN_WORDISH:
+        v.reason = "glyph soup (not words)"
+    else:
+        # an OCR layer the user trusts (``any``) lies over an image by nature
+        ocr_layer = mode == "any" and inv > vis
+        v.image_cover = _image_cover(page, area) if used < IMAGE_TEXT_CHARS and not ocr_layer else 0.0
+        if v.image_cover > MAX_IMAGE_COVER:
+            v.reason = "mostly image"
+        elif math_to_engine and v.math > MAX_MATH:
+            v.reason = "math set as glyphs (the VLM writes LaTeX)"
+        else:
+            v.use, v.reason = True, "text"
+    return v
+
+
+def vector_segments(page: pymupdf.Page) -> tuple[list[Seg], list[Seg]]:
+    """Horizontal and vertical rules drawn on a page (lines, thin rectangles, rectangle edges)."""
+    h: list[Seg] = []
+    v: list[Seg] = []
+    try:
+        drawings = page.get_cdrawings()
+    except Exception:
+        return h, v
+    for d in drawings:
+        for item in d.get("items", ()):
+            op = item[0]
+            if op == "l":
+                (x0, y0), (x1, y1) = item[1], item[2]
+                if abs(y1 - y0) < 1.0 and abs(x1 - x0) > 2:
+                    h.append(Seg(min(x0, x1), y0, max(x0, x1), y0))
+                elif abs(x1 - x0) < 1.0 and abs(y1 - y0) > 2:
+                    v.append(Seg(x0, min(y0, y1), x0, max(y0, y1)))
+            elif op == "re":
+                x0, y0, x1, y1 = item[1]
+                x0, x1 = min(x0, x1), max(x0, x1)
+                y0, y1 = min(y0, y1), max(y0, y1)
+                if y1 - y0 < 3 and x1 - x0 > 2:  # a thin rectangle drawn as a rule
+                    h.append(Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2))
+                elif x1 - x0 < 3 and y1 - y0 > 2:
+                    v.append(Seg((x0 + x1) / 2, y0, (x0 + x1) / 2, y1))
+                elif x1 - x0 > 2 and y1 - y0 > 2:  # a box (cell borders drawn as rectangles)
+                    h += [Seg(x0, y0, x1, y0), Seg(x0, y1, x1, y1)]
+                    v += [Seg(x0, y0, x0, y1), Seg(x1, y0, x1, y1)]
+    return h, v
+
+
+@functools.lru_cache(maxsize=1024)
+def _font_style(font: str, flags: int) -> tuple[bool, bool, bool]:
+    bold = bool(flags & 16) or bool(re.search(r"bold|black|heavy|semibold|demi", font, re.I))
+    italic = bool(flags & 2) or bool(re.search(r"italic|oblique", font, re.I))
+    return bold, italic, bool(flags & 8)
+
+
+def _span(s: dict[str, Any]) -> Span:
+    bold, italic, mono = _font_style(str(s.get("font", "")), int(s.get("flags", 0)))
+    # U+FFFD: a glyph without a Unicode value (a few on a page pass the glyph-soup rule); it
+    # says nothing, so it is left out of the text
+    return Span(str(s.get("text", "")).replace("\ufffd", ""), tuple(s["bbox"]), float(s.get("size", 0.0)), bold, italic, mono)
+
+
+def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engine: bool = False) -> PageLayer:
+    """See the module docstring."""
+    flags = (pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+)
+    raw = page.get_text("dict", flags=flags)
+    spans = [s for b in raw.get("blocks", ()) if b.get("type") == 0 for ln in b["lines"] for s in ln["spans"]]
+    verdict = judge(spans, page, mode, math_to_engine)
+    layer = PageLayer(index, page.rect.width, page.rect.height, verdict)
+    if not verdict.use:
+        return layer
+    for b in raw.get("blocks", ()):
+        if b.get("type") != 0:
+            continue
+        lines: list[Line] = []
+        for ln in b["lines"]:
+            ss = [_span(s) for s in ln["spans"] if s.get("text") and (mode == "any" or s.get("alpha", 255) != 0)]
+            if ss and "".join(s.text for s in ss).strip():
+                lines.append(Line(ss, tuple(ln["bbox"])))
+        if lines:
+            layer.blocks.append(TextBlock(lines, tuple(b["bbox"])))
+    h, v = vector_segments(page)
+    if len(h) + len(v) > MAX_RULES:  # a drawing (a plot, a map), not tables: no table search
+        return layer
+    if len(h) >= 2 and len(v) >= 2:
+        layer.tables = find_grids(h, v, tol=2.0, min_size=4.0)
+    if len(h) >= 2:  # tables with horizontal rules only: columns from the words' gaps
+        regions = [r for r in rule_regions(h, v, tol=2.0, min_width=0.25 * page.rect.width,
+                                             max_two_rule_height=0.4 * page.rect.height)
+                   if not any(_overlap(r, g.bbox) for g in layer.tables)]
+        if regions:
+            words = _words(layer)
+            for r in regions:
+                g = text_grid(words, r)
+                if g is not None:
+                    layer.tables.append(g)
+            layer.tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+    return layer
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _words(layer: PageLayer) -> list[tuple[float, float, float, float, str, float]]:
+    """Words of the layer's spans with boxes (a span's width shared by its characters)."""
+    out = []
+    for b in layer.blocks:
+        for ln in b.lines:
+            for s in ln.spans:
+                n = len(s.text)
+                if not n:
+                    continue
+                w = (s.bbox[2] - s.bbox[0]) / n
+                for m in re.finditer(r"\S+", s.text):
+                    out.append((s.bbox[0] + w * m.start(), s.bbox[1], s.bbox[0] + w * m.end(), s.bbox[3],
+                                m.group(), s.size))
+    return out
+
+
+#: Documents kept open in this (render worker) process: opening costs more than reading a page's
+#: text in documents with a long outline (PyMuPDF loads the outline on open: 54 ms of the
+#: Debian reference's ~80 ms per page), and a worker reads the pages of one document in a row.
+_OPEN: dict[tuple[str, int, int, int, int], pymupdf.Document] = {}
+_OPEN_MAX = 2
+_OPEN_LOCK = threading.Lock()
+
+
+def _open(path: Path) -> pymupdf.Document:
+    """The PDF at ``path``, opened once per version of the file (device, inode, size, mtime)."""
+    st = os.stat(path)
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    doc = _OPEN.get(key)
+    if doc is not None and not doc.is_closed:
+        return doc
+    doc = pymupdf.open(str(path), filetype="pdf")
+    while len(_OPEN) >= _OPEN_MAX:
+        old = _OPEN.pop(next(iter(_OPEN)))
+        old.close()
+    _OPEN[key] = doc
+    return doc
+
+
+def _is_pdf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b"%PDF-" in f.read(1024)
+    except OSError:
+        return False
+
+
+def _has_eof(path: Path) -> bool:
+    """A repaired PDF is rendered only when it is not truncated (render.py's rule)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, path.stat().st_size - 2048))
+            return b"%%EOF" in f.read()
+    except OSError:
+        return False
+
+
+def read_or_render(path: Path, index: int, opts: RenderOptions) -> Page | PageText:
+    """See the module docstring."""
+    path = Path(path)
+    mode = getattr(opts, "text_layer", "auto")
+    if mode == "ocr" or not _is_pdf(path):
+        return render.render_page(path, index, opts)
+    from daemon.document.layout import page_text
+
+    with _OPEN_LOCK:  # a kept-open document is used by one thread at a time (MuPDF's rule)
+        layer = _read_kept_open(path, index, mode, bool(getattr(opts, "math_to_engine", False)))
+    if layer is None:  # the renderer names the problem (corrupt, truncated ...)
+        return render.render_page(path, index, opts)
+    if layer.verdict.use:
+        return page_text(layer)
+    page = render.render_page(path, index, opts)
+    page.text_layer = layer.verdict.reason
+    return page
+
+
+def _read_kept_open(path: Path, index: int, mode: str, math_to_engine: bool) -> PageLayer | None:
+    try:
+        doc = _open(path)
+    except Exception:
+        return None
+    # the document stays open for the next page (``_open``)
+    if doc.needs_pass or (doc.is_repaired and not _has_eof(path)) or not 0 <= index < doc.page_count:
+        layer = PageLayer(index, 0, 0, Verdict(False, "not checked"))  # render_page decides
+    else:
+        try:
+            layer = read_layer(doc.load_page(index), index, mode, math_to_engine)
+        except Exception as e:  # a page MuPDF cannot read text from: OCR it
+            layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
+    return layer
+
+
+def unify(texts: list[PageText], engine_markdown: bool) -> tuple[list[str], bool]:
+    """The page strings of a document and whether they are Markdown. A plain-text engine's
+    document with pages from the text layer (or scanned tables, ``meta["markdown"]``) becomes
+    Markdown as a whole: its plain pages are escaped into the same paragraphs
+    ``parse_plain_page`` would make, so the writers see one kind of text."""
+    marked = [t.source == "text_layer" or bool(t.meta.get("markdown")) for t in texts]
+    if engine_markdown or not any(marked):
+        return [t.text for t in texts], engine_markdown
+    from daemon.document.inline import escape_plain
+
+    out: list[str] = []
+    for t, md in zip(texts, marked, strict=True):
+        if md:
+            out.append(t.text)
+            continue
+        text = t.text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+        paras = []
+        for chunk in re.split(r"\n\s*\n", text):
+            lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
+            if lines:
+                paras.append(escape_plain("\n".join(lines)))
+        out.append("\n\n".join(paras))
+    return out, True

@@ -1,0 +1,77 @@
+"""Scanned ruled tables: the Tesseract engine finds the table on the page image and reads it
+cell by cell (daemon.pages.tables), so the csv writer gets a real table on a CPU machine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import docgen
+import layoutgen
+import pytest
+
+from daemon.config import EngineCfg, TesseractCfg
+from daemon.document.model import Paragraph, Table, parse_document
+from daemon.engines.base import PageRequest
+from daemon.engines.tesseract import TesseractEngine
+from daemon.models import RenderOptions
+from daemon.pages.render import render_page
+from daemon.pages.scantables import find_image_grids
+from daemon.pages.textlayer import unify
+from daemon.writers.tables import write_csv
+
+ROWS = [
+    ["Item", "Quantity", "Amount"],
+    ["Printer paper", "12", "54.00"],
+    ["Toner cartridge", "2", "118.50"],
+    ["Service contract", "1", "240.00"],
+    ["Total", "", "412.50"],
+]
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[TesseractEngine]:
+    eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
+    eng.start()
+    yield eng
+    eng.close()
+
+
+def test_scanned_ruled_table_becomes_a_table_with_the_right_cells(engine: TesseractEngine, tmp_path: Path) -> None:
+    png = tmp_path / "statement.png"
+    layoutgen.ruled_table_image(ROWS).save(png)
+    page = render_page(png, 0, RenderOptions(autorotate=False))  # as the pipeline renders it (1540 px)
+    res = engine.submit(PageRequest("doc-t", 0, page.image)).result(timeout=300)
+    assert res.meta.get("markdown") is True
+    pages, markdown = unify([res], engine_markdown=False)
+    doc = parse_document(pages, markdown=markdown)
+    blocks = doc.pages[0].blocks
+    tables = [b for b in blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    assert tables[0].expanded() == ROWS
+    paras = [b.text for b in blocks if isinstance(b, Paragraph)]
+    assert paras == ["Monthly statement of the storage account", "Please keep this statement for your records"]
+    assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
+    files = write_csv(doc, "statement")
+    assert list(files) == ["statement.table-1-1.csv"]
+    assert files["statement.table-1-1.csv"].decode().splitlines()[1] == "Printer paper,12,54.00"
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh", "ja"])
+def test_text_pages_have_no_ruled_table(tmp_path: Path, lang: str) -> None:
+    png = docgen.make_image(tmp_path / f"{lang}.png", docgen.SAMPLES[lang] * 3, lang=lang)
+    page = render_page(png, 0, RenderOptions(autorotate=False))
+    assert find_image_grids(page.image.convert("L")) == []
+
+
+def test_scanned_table_with_grey_horizontal_rules_only(engine: TesseractEngine, tmp_path: Path) -> None:
+    png = tmp_path / "volumes.png"
+    layoutgen.rules_only_table_image(ROWS[:4]).save(png)
+    page = render_page(png, 0, RenderOptions(autorotate=False))
+    res = engine.submit(PageRequest("doc-r", 0, page.image)).result(timeout=300)
+    pages, markdown = unify([res], engine_markdown=False)
+    blocks = parse_document(pages, markdown=markdown).pages[0].blocks
+    tables = [b for b in blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    assert tables[0].expanded() == ROWS[:4]  # the header above the first rule included
+    assert [b.text for b in blocks if isinstance(b, Paragraph)] == ["Storage volumes by terminal"]

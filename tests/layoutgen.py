@@ -1,0 +1,210 @@
+"""Real test PDFs and scans with known layout: headings, lists, ruled tables, text layers.
+
+Shared by tests/integration/test_textlayer.py, test_scanned_tables.py and bench/bench_textlayer.py.
+Everything is a real file that PyMuPDF and Tesseract read; nothing is mocked.
+
+- ``make_layout_pdf(path, pages=1)``: a born-digital PDF (PyMuPDF, Helvetica): per page a title
+  (20 pt bold), a section heading (14 pt bold), body paragraphs (10 pt), a bulleted and a
+  numbered list and a ruled table of ``TABLE`` (0.5 pt rules, one merged header cell).
+  ``LAYOUT_WORDS`` are the words of one page.
+- ``make_invisible_ocr_pdf(path)``: a scan (an image of text) with an invisible text layer over
+  it (render mode 3), as OCR programs write them; the layer says ``INVISIBLE_TEXT``.
+- ``make_soup_pdf(path, kind)``: glyph soup: ``"notounicode"`` (an embedded TrueType font whose
+  ToUnicode map was removed: MuPDF reads U+FFFD) or ``"pua"`` (text in private-use code points).
+- ``ruled_table_image(rows, ...)``: a scanned-looking page image with a paragraph above and
+  below a fully ruled table of ``rows`` (first row the header).
+- ``rules_only_table_image(rows, ...)``: a page image with a table separated by light grey
+  horizontal rules only (none above the header).
+- ``make_booktabs_pdf(path)``: ``TABLE`` with horizontal rules only, in a born-digital PDF.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+from PIL import Image, ImageDraw, ImageFont
+
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+DEJAVU_BOLD = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf")
+
+TITLE = "Quarterly Report of the Harbour Office"
+SECTION = "Shipments and Storage"
+PARAGRAPHS = [
+    "The harbour office handled more containers this quarter than in any quarter before. Most of the "
+    "growth came from the new eastern terminal, which opened in March after two years of construction.",
+    "Storage fees were raised for the first time since the reform; the table below lists the volumes by "
+    "terminal together with the average waiting time of a vessel.",
+]
+BULLETS = ["eastern terminal opened in March", "two cranes replaced", "night shifts extended"]
+NUMBERED = ["inspect the quay walls", "renew the pilot contract"]
+TABLE = [
+    ["Terminal", "Containers", "Waiting hours"],
+    ["North", "12,480", "6.5"],
+    ["East", "9,310", "4.0"],
+    ["South", "7,055", "11.25"],
+]
+LAYOUT_WORDS = " ".join([TITLE, SECTION, *PARAGRAPHS, *BULLETS, *NUMBERED, *(c for r in TABLE for c in r)]).split()
+
+INVISIBLE_TEXT = "Invisible layer words zebra quokka marmot"
+
+
+def make_layout_pdf(path: Path, pages: int = 1) -> Path:
+    doc = pymupdf.open()
+    for _ in range(pages):
+        page = doc.new_page(width=595, height=842)
+        y = 80.0
+        page.insert_text((60, y), TITLE, fontname="hebo", fontsize=20)
+        y += 40
+        page.insert_text((60, y), SECTION, fontname="hebo", fontsize=14)
+        y += 16
+        for para in PARAGRAPHS:
+            rect = pymupdf.Rect(60, y, 535, y + 60)
+            page.insert_textbox(rect, para, fontname="helv", fontsize=10)
+            y += 50
+        for item in BULLETS:
+            page.insert_text((70, y), "\u2022 " + item, fontname="helv", fontsize=10)
+            y += 14
+        y += 10
+        for k, item in enumerate(NUMBERED, start=1):
+            page.insert_text((70, y), f"{k}. {item}", fontname="helv", fontsize=10)
+            y += 14
+        y += 20
+        # The ruled table: rows 20 pt high, columns 160 pt wide; 0.5 pt rules.
+        x0, w, h = 60.0, 160.0, 20.0
+        top = y
+        for r, row in enumerate(TABLE):
+            for c, cell in enumerate(row):
+                page.insert_text((x0 + c * w + 4, top + r * h + 14), cell, fontname="hebo" if r == 0 else "helv",
+                                 fontsize=10)
+        for r in range(len(TABLE) + 1):
+            page.draw_line((x0, top + r * h), (x0 + w * len(TABLE[0]), top + r * h), width=0.5)
+        for c in range(len(TABLE[0]) + 1):
+            page.draw_line((x0 + c * w, top), (x0 + c * w, top + h * len(TABLE)), width=0.5)
+        y = top + h * len(TABLE) + 30
+        page.insert_text((60, y), "End of the report.", fontname="helv", fontsize=10)
+    doc.save(path)
+    return path
+
+
+def make_invisible_ocr_pdf(path: Path) -> Path:
+    img = Image.new("RGB", (1240, 1754), "white")
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(DEJAVU), 36)
+    d.text((100, 150), "Scanned page with words", fill="black", font=font)
+    import io
+
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_image(page.rect, stream=buf.getvalue())
+    page.insert_text((50, 80), INVISIBLE_TEXT, fontsize=12, render_mode=3)
+    page.insert_text((50, 100), INVISIBLE_TEXT, fontsize=12, render_mode=3)
+    doc.save(path)
+    return path
+
+
+def make_soup_pdf(path: Path, kind: str = "notounicode") -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    text = "This page is set in a font whose glyphs have no usable Unicode values. " * 8
+    page.insert_textbox(pymupdf.Rect(50, 50, 545, 800), text, fontname="dejavu", fontfile=str(DEJAVU), fontsize=11)
+    doc.save(path)
+    doc.close()
+    doc = pymupdf.open(path)
+    for xref in range(1, doc.xref_length()):
+        kind_, val = doc.xref_get_key(xref, "ToUnicode")
+        if kind_ == "null":
+            continue
+        if kind == "pua":  # every glyph mapped into the private use area (icon and symbol fonts)
+            doc.update_stream(int(val.split()[0]), _PUA_CMAP)
+        else:  # no map at all: MuPDF reads U+FFFD
+            doc.xref_set_key(xref, "ToUnicode", "null")
+    doc.save(path, incremental=True, encryption=pymupdf.PDF_ENCRYPT_KEEP)
+    return path
+
+
+_PUA_CMAP = b"""/CIDInit /ProcSet findresource begin
+12 dict begin
+begincmap
+/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def
+/CMapName /Adobe-Identity-UCS def
+/CMapType 2 def
+1 begincodespacerange
+<0000> <FFFF>
+endcodespacerange
+1 beginbfrange
+<0000> <0FFF> <E000>
+endbfrange
+endcmap
+CMapName currentdict /CMap defineresource pop
+end
+end
+"""
+
+
+def ruled_table_image(rows: list[list[str]], *, width: int = 1240, font_size: int = 30,
+                      above: str = "Monthly statement of the storage account",
+                      below: str = "Please keep this statement for your records") -> Image.Image:
+    """A white A4 page at 150 dpi with ``above``, a ruled table of ``rows`` and ``below``."""
+    height = round(width * 297 / 210)
+    img = Image.new("L", (width, height), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(DEJAVU), font_size)
+    bold = ImageFont.truetype(str(DEJAVU_BOLD), font_size)
+    d.text((100, 120), above, fill=0, font=font)
+    cols = len(rows[0])
+    col_w = (width - 200) // cols
+    row_h = int(font_size * 2.2)
+    top = 260
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            d.text((100 + c * col_w + 14, top + r * row_h + (row_h - font_size) // 2 - 2), cell, fill=0,
+                   font=bold if r == 0 else font)
+    for r in range(len(rows) + 1):
+        d.line([(100, top + r * row_h), (100 + cols * col_w, top + r * row_h)], fill=0, width=3)
+    for c in range(cols + 1):
+        d.line([(100 + c * col_w, top), (100 + c * col_w, top + len(rows) * row_h)], fill=0, width=3)
+    d.text((100, top + len(rows) * row_h + 80), below, fill=0, font=font)
+    return img
+
+
+def make_booktabs_pdf(path: Path) -> Path:
+    """A page with a paragraph and a ``TABLE`` set with horizontal rules only (above, below the
+    header, below the last row), columns 150 pt apart, as LaTeX's booktabs and many invoices do."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(60, 60, 535, 120), PARAGRAPHS[0], fontname="helv", fontsize=10)
+    top = 150.0
+    for r, row in enumerate(TABLE):
+        for c, cell in enumerate(row):
+            page.insert_text((70 + c * 150, top + 16 + r * 18), cell, fontname="hebo" if r == 0 else "helv", fontsize=10)
+    width = 150 * len(TABLE[0])
+    for y in (top + 2, top + 21, top + 18 * len(TABLE) + 6):
+        page.draw_line((60, y), (60 + width, y), width=0.6)
+    page.insert_textbox(pymupdf.Rect(60, top + 18 * len(TABLE) + 30, 535, 400), PARAGRAPHS[1], fontname="helv",
+                        fontsize=10)
+    doc.save(path)
+    return path
+
+
+def rules_only_table_image(rows: list[list[str]], *, width: int = 1240, font_size: int = 30,
+                           above: str = "Storage volumes by terminal") -> Image.Image:
+    """A page image with ``above`` and a table whose rows are separated by light grey
+    horizontal rules only (a rule under the header and under every row, none above the header,
+    no vertical rules), columns 320 px apart."""
+    height = round(width * 297 / 210)
+    img = Image.new("L", (width, height), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(DEJAVU), font_size)
+    bold = ImageFont.truetype(str(DEJAVU_BOLD), font_size)
+    d.text((100, 120), above, fill=0, font=font)
+    row_h = int(font_size * 2.4)
+    top = 260
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            d.text((100 + c * 320, top + r * row_h + (row_h - font_size) // 2 - 4), cell, fill=0,
+                   font=bold if r == 0 else font)
+        d.line([(90, top + (r + 1) * row_h), (width - 90, top + (r + 1) * row_h)], fill=205, width=2)
+    return img

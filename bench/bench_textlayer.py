@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import pymupdf  # noqa: E402
 
-from daemon.document.model import parse_document  # noqa: E402
+from daemon.document.parse import parse_document  # noqa: E402
 from daemon.models import PageText, RenderOptions  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 from daemon.pages.textlayer import read_layer, read_or_render  # noqa: E402

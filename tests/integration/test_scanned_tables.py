@@ -11,7 +11,8 @@ import layoutgen
 import pytest
 
 from daemon.config import EngineCfg, TesseractCfg
-from daemon.document.model import Paragraph, Table, parse_document
+from daemon.document.model import Paragraph, Table
+from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.models import RenderOptions

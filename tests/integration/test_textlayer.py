@@ -15,7 +15,8 @@ import pymupdf
 import pytest
 
 from daemon.config import Config
-from daemon.document.model import Heading, ListBlock, Paragraph, Table, parse_document
+from daemon.document.model import Heading, ListBlock, Paragraph, Table
+from daemon.document.parse import parse_document
 from daemon.engines.tesseract import TesseractEngine
 from daemon.journal.store import Journal
 from daemon.models import Page, PageText, RenderOptions

@@ -183,7 +183,7 @@ def cmd_once(args: argparse.Namespace) -> int:
 def cmd_route(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
-    from daemon.pages import render
+    from daemon.pages import probe, render
     from daemon.service.pipeline import render_options
     from daemon.understand.classify import classify, format_explain
     from daemon.understand.route import choose_route
@@ -191,7 +191,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     cfg = _load(args.config)
     path = Path(os.path.abspath(args.file))
     opts = render_options(cfg)
-    n = render.page_count(path, opts)
+    n = probe.page_count(path, opts)
     engine = create_engine(cfg, args.engine)
     engine.start()
     try:

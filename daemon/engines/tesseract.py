@@ -73,7 +73,7 @@ from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import Engine, PageRequest  # noqa: E402
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError  # noqa: E402
 from daemon.models import PageText  # noqa: E402
-from daemon.pages.render import detect_orientation, tessdata_dir  # noqa: E402
+from daemon.pages.orient import detect_orientation, tessdata_dir  # noqa: E402
 
 __all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
 

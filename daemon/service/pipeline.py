@@ -50,7 +50,7 @@ from daemon.fsio import (
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, PageText, RenderOptions, RouteDecision
 from daemon.names import display, for_log
-from daemon.pages import render
+from daemon.pages import probe, render
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
 from daemon.understand.classify import classify
 from daemon.understand.classify import warm as classify_warm
@@ -310,7 +310,7 @@ class Pipeline:
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
         timeout = self.cfg.engine.render_timeout
-        task = self.pool.submit(render.page_count, src, opts, priority=OPEN_PRIORITY)
+        task = self.pool.submit(probe.page_count, src, opts, priority=OPEN_PRIORITY)
         try:
             while True:  # the clock runs from when a worker takes the task, not while it waits
                 try:

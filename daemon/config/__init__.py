@@ -37,7 +37,7 @@ Format = Literal["txt", "md", "json", "tex", "csv", "xlsx"]
 FORMATS: tuple[str, ...] = ("txt", "md", "json", "tex", "csv", "xlsx")
 
 #: Placeholders allowed in destination / archive templates.
-TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem"})
+TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem", "doc_yyyy", "doc_mm", "doc_date"})
 
 INPUT_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 

@@ -416,6 +416,7 @@ class Pipeline:
             "doctype_scores": {k: round(v, 2) for k, v in cls.doctype_scores.items()},
             "has_table": cls.has_table,
             "has_math": cls.has_math,
+            "doc_date": cls.doc_date,
             "route": decision.name,
             "pages": pages,
             "engine": self.engine.name,

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.config import LANGUAGES, Config, DoctypeCfg
 from daemon.models import Classification
+from daemon.understand.dates import document_date
 
 if TYPE_CHECKING:
     from daemon.understand.route import RouteExplain
@@ -759,6 +760,7 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
         has_table=has_table,
         has_math=has_math,
         doctype_thresholds={name: dt.threshold for name, dt in cfg.doctypes.items()},
+        doc_date=document_date(head, lang),
     )
 
 
@@ -775,6 +777,7 @@ def format_explain(cls: Classification, rows: list[RouteExplain], thresholds: di
         f"language: {cls.language} (confidence {cls.language_confidence:.2f})",
         f"features: has_table={'yes' if cls.has_table else 'no'} has_math={'yes' if cls.has_math else 'no'}",
         f"doctype: {cls.doctype}",
+        f"document date: {cls.doc_date or 'none found'}",
     ]
     if cls.doctype_scores:
         out.append("doctype scores:")

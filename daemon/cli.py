@@ -190,9 +190,9 @@ def cmd_route(args: argparse.Namespace) -> int:
 
     cfg = _load(args.config)
     path = Path(os.path.abspath(args.file))
-    opts = render_options(cfg)
-    n = probe.page_count(path, opts)
     engine = create_engine(cfg, args.engine)
+    opts = render_options(cfg, engine.name)
+    n = probe.page_count(path, opts)
     engine.start()
     try:
         reqs = [PageRequest("explain", i, render.render_page(path, i, opts).image, priority=i) for i in range(n)]

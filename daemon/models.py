@@ -64,6 +64,9 @@ class RenderOptions:
     max_image_pixels: int = 200_000_000
     autorotate: bool = True
     crop_borders: bool = True
+    # Render at this resolution instead of ``longest_edge`` (engines that read best at a given
+    # dpi: Tesseract); see daemon/pages/render.py. None: pages at ``longest_edge`` (the VLM).
+    dpi: int | None = None
 
 
 @dataclass

@@ -12,7 +12,7 @@ pages upright is ``daemon.pages.orient``'s. When autorotate is on, ``Page.script
 OSD script of the page (pass it to the engine as ``PageRequest.meta["script"]`` to save the
 engine a second OSD pass).
 
-Sizes:
+Sizes (``opts.dpi`` unset: the VLM, which was trained on pages of 1540 px):
 - PDF pages are rendered so the longest edge is ``opts.longest_edge`` px but never above
   ``opts.max_dpi`` (a small receipt page stays small rather than being blown up), and a page
   that would exceed ``opts.max_image_pixels`` is refused ("page too large to render").
@@ -20,6 +20,16 @@ Sizes:
   *upscaled* too: image DPI metadata is unreliable, and both engines read text best at the
   size they were tuned for (LightOnOCR was trained at 1540 px; Tesseract wants x-heights of
   20+ px, which a 1000 px phone photo of a page does not give). Upscaling uses LANCZOS.
+
+Sizes with ``opts.dpi`` set (Tesseract, ``engine.tesseract.render_dpi``, default 300: it reads
+best near 300 dpi, and small print is lost at 1540 px, which is ~132 dpi on A4):
+- PDF pages are rendered at ``opts.dpi``; pages larger than A3 get A3's pixel count at that
+  resolution, and never fewer pixels than the VLM size would give.
+- Images keep their size between ``opts.longest_edge`` and an A4 page's longest edge at
+  ``opts.dpi`` (3508 px at 300 dpi); smaller ones are upscaled to ``opts.longest_edge``,
+  larger ones downscaled to that cap. ``opts.max_image_pixels`` bounds both.
+- Orientation detection (OSD) looks at a copy of at most ``OSD_EDGE`` px (its cost grows with
+  pixels; the VLM-size page was what it was calibrated on); the turn is applied to the page.
 
 Page processing order: decode (JPEG via ``draft`` at a reduced DCT scale when the file is much
 bigger than the target) -> EXIF orientation -> RGB (alpha composited over white) -> dark
@@ -58,9 +68,13 @@ from daemon.pages.probe import (  # noqa: E402
     short,
 )
 
-__all__ = ["render_page", "render_document", "crop_dark_borders"]
+__all__ = ["render_page", "render_document", "crop_dark_borders", "image_target"]
 
 log = logging.getLogger(__name__)
+
+#: Page sizes (inches, short x long edge) that bound a page rendered at ``opts.dpi``.
+A4_INCHES = (210 / 25.4, 297 / 25.4)
+A3_INCHES = (297 / 25.4, 420 / 25.4)
 
 #: A pixel this dark (0-255 luminance) counts as scanner border.
 _DARK = 70
@@ -137,6 +151,25 @@ def crop_dark_borders(img: Image.Image) -> tuple[Image.Image, bool]:
     return img.crop(box), True
 
 
+def image_target(opts: RenderOptions, size: tuple[int, int]) -> int:
+    """Longest edge (px) an image page is brought to.
+
+    Without ``opts.dpi`` (the VLM): ``opts.longest_edge``, up or down. With it (Tesseract): the
+    image keeps its own size between ``opts.longest_edge`` (smaller ones are upscaled, see the
+    module docstring) and an A4 page's longest edge at ``opts.dpi`` (a 12 Mpx phone photo is
+    brought down to it), and never above ``opts.max_image_pixels``.
+    """
+    if not opts.dpi:
+        return opts.longest_edge
+    w, h = size
+    edge = max(w, h, 1)
+    target = min(max(edge, opts.longest_edge), round(A4_INCHES[1] * opts.dpi))
+    # The pixel limit bounds the rendered page too (an extreme aspect ratio scaled up).
+    if w * h * (target / edge) ** 2 > opts.max_image_pixels:
+        target = int(edge * (opts.max_image_pixels / max(w * h, 1)) ** 0.5)
+    return max(1, target)
+
+
 def _resize_longest(img: Image.Image, longest: int) -> Image.Image:
     w, h = img.size
     if max(w, h) == longest:
@@ -156,7 +189,14 @@ def _render_pdf_page(path: Path, index: int, opts: RenderOptions) -> tuple[Image
         rect = page.rect  # already accounts for /Rotate
         if rect.width <= 0 or rect.height <= 0:
             raise InputError(f"page {index + 1} has no area")
-        zoom = min(opts.longest_edge / max(rect.width, rect.height), opts.max_dpi / 72.0)
+        if opts.dpi:
+            # At the engine's resolution; a page larger than A3 is scaled down to A3's pixel count
+            # at that resolution (a poster at 300 dpi would be hundreds of Mpx).
+            budget = (A3_INCHES[0] * opts.dpi) * (A3_INCHES[1] * opts.dpi)
+            zoom = min(opts.dpi / 72.0, (budget / (rect.width * rect.height)) ** 0.5)
+            zoom = max(zoom, min(opts.longest_edge / max(rect.width, rect.height), opts.max_dpi / 72.0))
+        else:
+            zoom = min(opts.longest_edge / max(rect.width, rect.height), opts.max_dpi / 72.0)
         pw, ph = round(rect.width * zoom), round(rect.height * zoom)
         if pw * ph > opts.max_image_pixels:
             raise InputError(f"page too large to render: page {index + 1} would be {pw}x{ph} px")
@@ -189,9 +229,10 @@ def _render_image_page(path: Path, index: int, opts: RenderOptions) -> tuple[Ima
             im.seek(index)
         check_pixels(im.width, im.height, opts, "image" if n == 1 else f"page {index + 1}")
         source = im.size
-        if kind == "jpeg" and max(im.size) > 2 * opts.longest_edge:
+        edge = image_target(opts, im.size)
+        if kind == "jpeg" and max(im.size) > 2 * edge:
             # Decode at 1/2, 1/4 or 1/8 DCT scale, never below the target size.
-            im.draft("RGB", (im.width * opts.longest_edge // max(im.size), im.height * opts.longest_edge // max(im.size)))
+            im.draft("RGB", (im.width * edge // max(im.size), im.height * edge // max(im.size)))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # e.g. "Corrupt EXIF data" / palette warnings
@@ -219,14 +260,14 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
         target = max(img.size)  # already at the target, or smaller by the dpi cap
     else:
         img, source = _render_image_page(path, index, opts)
-        target = opts.longest_edge
+        target = image_target(opts, source)
     cropped = False
     if opts.crop_borders:
         before = img.size
         img, cropped = crop_dark_borders(img)
         if cropped and kind == "pdf":
             # Scale the page content back up to the size the uncropped page had.
-            target = min(opts.longest_edge, max(before))
+            target = max(before) if opts.dpi else min(opts.longest_edge, max(before))
     img = _resize_longest(img, target)
     rotation, script = 0, ""
     if opts.autorotate:

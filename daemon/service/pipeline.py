@@ -73,9 +73,10 @@ class Outcome:
     pages: int = 0
 
 
-def render_options(cfg: Config) -> RenderOptions:
+def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
     e = cfg.engine
     return RenderOptions(
+        dpi=e.tesseract.render_dpi if engine_name == "tesseract" else None,  # per-engine resolution
         longest_edge=e.render_longest_edge,
         max_pages=e.max_pages,
         max_image_pixels=e.max_image_pixels,
@@ -238,7 +239,7 @@ class Pipeline:
         tag = doc.tag
         timings: dict[str, float] = {}
         t0 = time.monotonic()
-        opts = render_options(self.cfg)
+        opts = render_options(self.cfg, self.engine.name)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
         log.info("%s processing %s (%d pages, attempt %d)", tag, for_log(src.name), n, doc.attempts)

@@ -11,11 +11,13 @@ Public API:
 Orientation: Tesseract OSD through tesserocr with ``lang="osd"`` (initialising OSD with the
 default ``eng`` aborts the whole process inside Tesseract 5.5.4's OSD code -- a C++
 ``std::out_of_range``, not a Python exception). One OSD API per thread, kept loaded. A page is
-turned only when two OSD passes agree (``make_upright``): the first proposes a turn with
-confidence >= ``ORIENT_MIN_CONF`` and a script of our languages, the second, on the turned
-page, sees it upright with the same script. Calibrated on 155 generated pages (11 languages x 4
-turns, dense, sparse, noisy scans, noise images): 0 wrong turns; one-line pages and the
-noisiest CJK scans are left as scanned (bench/RESULTS.md).
+turned only when OSD proposes a turn with confidence >= ``ORIENT_MIN_CONF`` and a script of our
+languages, and then: for a quarter turn, a second OSD pass on the turned page sees it upright
+with the same script (calibrated on 155 generated pages: 0 wrong turns, bench/RESULTS.md); for
+a half turn, the page *reads* better upside down than as it is (Tesseract's mean word confidence
+on the middle band, ``reads_better``): OSD mistakes upright pages for upside-down ones at
+confidence 2.4-2.6 and its second pass confirms the mistake (issue 15), because both passes
+share its blind spot. A quarter turn is also read both ways up along its axis (90 vs 270).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 # Must precede the first tesserocr import anywhere in the process (see daemon/engines/tesseract).
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 
+import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 __all__ = [
@@ -51,6 +54,9 @@ DEBIAN_TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
 #: Japanese, 1.6-2.1 on sparse and 7-9 on dense Chinese pages; random noise scores up to 4.4,
 #: which the second, confirming pass rejects.
 ORIENT_MIN_CONF = 1.5
+
+#: Longest edge (px) of the copy OSD looks at: the size it was calibrated on (bench/RESULTS.md).
+OSD_EDGE = 1540
 
 #: Scripts of the 11 supported languages as OSD names them; an OSD answer naming another
 #: script (on noise it says "Arabic" or "Bengali") is not trusted to turn a page.
@@ -146,7 +152,17 @@ def make_upright(image: Image.Image) -> tuple[Image.Image, int]:
 
 
 def upright_with_script(image: Image.Image) -> tuple[Image.Image, int, str]:
-    """``make_upright`` plus the OSD script of the page ("" when OSD could not tell)."""
+    """``make_upright`` plus the OSD script of the page ("" when OSD could not tell).
+
+    A page larger than ``OSD_EDGE`` (rendered at 300 dpi for Tesseract) is judged on a copy of
+    that size: OSD was calibrated there and its cost grows with pixels; the turn is applied to
+    the full page.
+    """
+    if max(image.size) > OSD_EDGE * 1.05:
+        s = OSD_EDGE / max(image.size)
+        small = image.resize((max(1, round(image.width * s)), max(1, round(image.height * s))), Image.Resampling.BOX)
+        _img, rotation, script = upright_with_script(small)
+        return (image.rotate(-rotation, expand=True) if rotation else image), rotation, script
     o = detect_orientation(image)
     if o is None:
         return image, 0, ""
@@ -156,11 +172,105 @@ def upright_with_script(image: Image.Image) -> tuple[Image.Image, int, str]:
         return image, 0, script
     # PIL rotates counter-clockwise for positive angles.
     turned = image.rotate(-o.rotate_cw, expand=True)
-    check = detect_orientation(turned)
-    if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF or check.script != o.script:
-        log.debug("OSD proposed %d deg (conf %.2f) but the check disagreed: %s", o.rotate_cw, o.confidence, check)
-        return image, 0, ""
+    if o.rotate_cw != 180:
+        check = detect_orientation(turned)
+        if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF or check.script != o.script:
+            log.debug("OSD proposed %d deg (conf %.2f) but the check disagreed: %s", o.rotate_cw, o.confidence, check)
+            return image, 0, ""
+    # OSD's answer fixes the axis; which way up along it is decided by reading: OSD mistakes an
+    # upright page for an upside-down one (and its own second pass agrees), so the page is read
+    # both ways up and the way that reads better wins (``reads_better``).
+    if o.rotate_cw == 180:
+        verdict = reads_better(turned, image, o.script)
+        if verdict is None:
+            # No recognition model for the script: the old rule with a stricter confidence.
+            verdict = o.confidence >= ORIENT_180_MIN_CONF
+        if not verdict:
+            log.debug("OSD proposed 180 deg (conf %.2f); the page reads better as it is", o.confidence)
+            return image, 0, script
+        return turned, 180, o.script
+    flipped = turned.rotate(180, expand=True)
+    if reads_better(flipped, turned, o.script):
+        return flipped, (o.rotate_cw + 180) % 360, o.script
     return turned, o.rotate_cw, o.script
+
+
+#: Recognition models that read a page both ways up, by OSD script (Latin text reads with
+#: English well enough to tell upright from upside down).
+READ_MODEL = {"Latin": "eng", "Han": "chi_sim", "Japanese": "jpn", "Katakana": "jpn", "Hiragana": "jpn"}
+#: Mean word confidence (0-100) by which the other way up must read better to be chosen.
+#: Measured on real pages (bench/bench_understand.py orient, bench/RESULTS.md): upright text
+#: reads at 80-95, upside-down text at 20-60.
+READ_MARGIN = 15.0
+#: Without a recognition model a 180 degree turn needs this OSD confidence: the upright pages
+#: OSD turned upside down scored 2.4-2.6 (issue 15); right answers on Latin pages 5.1-19.4.
+ORIENT_180_MIN_CONF = 5.0
+#: Height of the band read for the check (a fraction of the page's): the band with the most ink,
+#: so a short letter at the top of the page is read, at ~40 % of a whole page's cost.
+READ_BAND = 0.4
+#: Below this confidence on both readings there is no text to judge by (a photo, a blank page).
+READ_MIN_CONF = 30.0
+
+_read_local = threading.local()
+
+
+def _read_api(model: str) -> Any:
+    apis = getattr(_read_local, "apis", None)
+    if apis is None:
+        apis = _read_local.apis = {}
+    api = apis.get(model)
+    if api is None:
+        from tesserocr import OEM, PSM, PyTessBaseAPI
+
+        api = apis[model] = PyTessBaseAPI(path=tessdata_dir(), lang=model, psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+    return api
+
+
+def read_confidence(image: Image.Image, script: str) -> float | None:
+    """Tesseract's mean word confidence on the middle band of ``image`` with the script's
+    model; None when there is no model (or no tesserocr) for it."""
+    model = READ_MODEL.get(script)
+    if model is None or not os.path.isfile(os.path.join(tessdata_dir(), f"{model}.traineddata")):
+        return None
+    band = _inkiest_band(image.convert("L"))
+    try:
+        api = _read_api(model)
+        api.SetImage(band)
+        api.Recognize()
+        conf = float(api.MeanTextConf())
+        api.Clear()
+    except Exception:
+        log.debug("orientation read check failed", exc_info=True)
+        return None
+    return conf
+
+
+def _inkiest_band(gray: Image.Image) -> Image.Image:
+    """The horizontal band of ``READ_BAND`` of the page's height with the most dark pixels."""
+    w, h = gray.size
+    band_h = max(1, int(h * READ_BAND))
+    step = max(1, h // 200)
+    rows = np.asarray(gray.reduce(step) if step > 1 else gray) < 128
+    ink = np.concatenate([[0], np.cumsum(rows.sum(axis=1))])
+    n = max(1, band_h // step)
+    if len(ink) - 1 <= n:
+        return gray
+    sums = ink[n:] - ink[:-n]
+    top = int(np.argmax(sums)) * step
+    return gray.crop((0, top, w, min(h, top + band_h)))
+
+
+def reads_better(candidate: Image.Image, current: Image.Image, script: str) -> bool | None:
+    """True when ``candidate`` reads clearly better than ``current`` (by ``READ_MARGIN``), False
+    when not, None when it cannot be read (no model for ``script``)."""
+    a = read_confidence(candidate, script)
+    if a is None:
+        return None
+    b = read_confidence(current, script)
+    if b is None or max(a, b) < READ_MIN_CONF:
+        return None
+    log.debug("orientation read check (%s): %.0f vs %.0f", script, a, b)
+    return a >= b + READ_MARGIN
 
 
 def detect_script(image: Image.Image) -> tuple[int, str, float]:

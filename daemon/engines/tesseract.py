@@ -108,6 +108,16 @@ DOC_MEMORY = 1024
 LEARN_MIN_CHARS = 80
 LEARN_MIN_CONF = 0.8
 
+#: Binarisation. Tesseract's default (global Otsu) drops text in light grey or orange (luma
+#: 170-200: a test page of black, grey and orange lines read at CER 0.66) and whole shaded panels
+#: (black text on a grey-200 box: CER 1.0). Sauvola's local threshold on the grey page with a
+#: gamma of 2 (ink pulled darker, paper stays white) read both at CER 0.0; on real born-digital
+#: pages it costs 0.1-0.4 points of CER on Latin text and nothing on Chinese, where Leptonica's
+#: adaptive Otsu (method 1) went from CER 0.058 to 0.218 (bench/RESULTS.md, "Binarisation").
+THRESHOLDING_METHOD = "2"  # Sauvola
+INK_GAMMA = 2.0
+INK_LUT = [round(255 * (v / 255) ** INK_GAMMA) for v in range(256)]
+
 _CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 _CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
 
@@ -144,6 +154,11 @@ def choose_languages(allowed: list[str], script: str, known: str | None = None) 
         for a in allowed:
             out += TESS_CODES[a]
     return list(dict.fromkeys(out))
+
+
+def lang_pass_is_latin(langs: list[str]) -> bool:
+    """True when a pass used Latin models only."""
+    return all(c not in ("chi_sim", "chi_tra", "jpn") for c in langs)
 
 
 def tidy_text(raw: str) -> str:
@@ -301,7 +316,9 @@ class TesseractEngine(Engine):
     def _new_api(self, langs: list[str]) -> Any:
         from tesserocr import OEM, PSM, PyTessBaseAPI
 
-        return PyTessBaseAPI(path=self.tessdata, lang="+".join(langs), psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+        api = PyTessBaseAPI(path=self.tessdata, lang="+".join(langs), psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+        api.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+        return api
 
     def _worker(self) -> None:
         apis: dict[str, Any] = {}
@@ -337,22 +354,29 @@ class TesseractEngine(Engine):
                 with contextlib.suppress(Exception):
                     api.End()
 
-    def _learn(self, doc_tag: str, text: str, latin: list[str]) -> str | None:
-        """Detect and remember the document's language from a page read with all allowed Latin
-        models; returns it, or None when the text is too short or the detector unsure."""
+    def _page_language(self, text: str, latin: list[str]) -> str | None:
+        """The page's Latin language when the text is long enough and the detector sure."""
         if len(text) < LEARN_MIN_CHARS:
             return None
         from daemon.understand.classify import detect_language
 
         lang, conf = detect_language(text, latin)
-        if lang not in latin or conf < LEARN_MIN_CONF:
-            return None
+        return lang if lang in latin and conf >= LEARN_MIN_CONF else None
+
+    def _learn(self, doc_tag: str, text: str, latin: list[str]) -> str | None:
+        """Detect and remember the document's language from a page read with all allowed Latin
+        models; returns it, or None when the text is too short or the detector unsure."""
+        lang = self._page_language(text, latin)
+        if lang is not None:
+            self._remember(doc_tag, lang)
+        return lang
+
+    def _remember(self, doc_tag: str, lang: str) -> None:
         with self._lock:
             self._doc_lang[doc_tag] = lang
             self._doc_lang.move_to_end(doc_tag)
             while len(self._doc_lang) > DOC_MEMORY:
                 self._doc_lang.popitem(last=False)
-        return lang
 
     def _finish_locked(self, fut: cf.Future[PageText]) -> None:
         self._in_flight -= 1
@@ -375,6 +399,7 @@ class TesseractEngine(Engine):
         with self._lock:
             known = self._doc_lang.get(req.doc_tag)
         langs = choose_languages(allowed, script, known)
+        gray = gray.point(INK_LUT)  # light grey and orange text darker (see INK_GAMMA)
         raw, conf = self._ocr(req, apis, langs, gray)
         text = tidy_text(raw)
         first_pass = None
@@ -388,6 +413,16 @@ class TesseractEngine(Engine):
                 langs = choose_languages(allowed, script, lang)
                 raw, conf = self._ocr(req, apis, langs, gray)
                 text = tidy_text(raw)
+        if known is not None and lang_pass_is_latin(langs) and len(latin) > 1:
+            # Per page, not per document: a page in another language than the document's first
+            # (a Danish manual whose page 1 was English) is read again with its own model.
+            lang = self._page_language(text, latin)
+            if lang is not None and lang != known:
+                first_pass = langs
+                langs = choose_languages(allowed, script, lang)
+                raw, conf = self._ocr(req, apis, langs, gray)
+                text = tidy_text(raw)
+                self._remember(req.doc_tag, lang)
         cjk = [c for a in ("zh", "ja") if a in allowed for c in TESS_CODES[a][:1]]
         if conf < CJK_RETRY_BELOW_CONF and cjk and not any(c in ("chi_sim", "chi_tra", "jpn") for c in langs):
             # OSD sometimes calls a page of Chinese/Japanese "Latin" (seen on JPEG receipts at
@@ -397,6 +432,19 @@ class TesseractEngine(Engine):
             if conf2 > conf + 10:
                 first_pass = first_pass or langs
                 langs, raw, conf, text = cjk, raw2, conf2, tidy_text(raw2)
+        if "zh" in allowed and any(c in ("chi_sim", "chi_tra") for c in langs) and len(langs) > 1:
+            # A Chinese page read with several CJK models mixes in the other variant's forms
+            # (6-15 % traditional characters in simplified text) and kana made of maths symbols
+            # (jpn): once the page reads as Chinese, it is read again with its own variant only.
+            from daemon.understand.classify import chinese_variant, detect_language
+
+            if detect_language(text, allowed)[0] == "zh":
+                variant = chinese_variant(text)
+                own = ["chi_tra"] if variant == "traditional" else ["chi_sim"]
+                if own[0] in (c for a in allowed for c in TESS_CODES[a]):
+                    raw2, conf2 = self._ocr(req, apis, own, gray)
+                    first_pass = first_pass or langs
+                    langs, raw, conf, text = own, raw2, conf2, tidy_text(raw2)
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}

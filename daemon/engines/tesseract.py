@@ -118,6 +118,10 @@ THRESHOLDING_METHOD = "2"  # Sauvola
 INK_GAMMA = 2.0
 INK_LUT = [round(255 * (v / 255) ** INK_GAMMA) for v in range(256)]
 
+#: How much lower the CJK re-read's confidence may be and still be kept for its Han characters.
+CJK_KEEP_SLACK = 5.0
+_HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
 _CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 _CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
 
@@ -429,16 +433,21 @@ class TesseractEngine(Engine):
             # ~25 px glyphs: Latin models read it at confidence 50, chi_sim at 91). A Latin read
             # this unsure is re-read with the CJK models and the surer result kept.
             raw2, conf2 = self._ocr(req, apis, cjk, gray)
-            if conf2 > conf + 10:
+            han2 = len(_HAN_CHAR.findall(raw2))
+            letters2 = sum(ch.isalpha() for ch in raw2)
+            # Surer, or as sure and full of Chinese characters, which Latin models cannot read
+            # (a ruled Chinese goods list, mostly numbers, read at 67 with Latin and 67 with
+            # chi_sim: 551 Han characters, bench/RESULTS.md).
+            if conf2 > conf + 10 or (conf2 >= conf - CJK_KEEP_SLACK and han2 >= 20 and han2 >= 0.3 * letters2):
                 first_pass = first_pass or langs
                 langs, raw, conf, text = cjk, raw2, conf2, tidy_text(raw2)
         if "zh" in allowed and any(c in ("chi_sim", "chi_tra") for c in langs) and len(langs) > 1:
             # A Chinese page read with several CJK models mixes in the other variant's forms
             # (6-15 % traditional characters in simplified text) and kana made of maths symbols
             # (jpn): once the page reads as Chinese, it is read again with its own variant only.
-            from daemon.understand.classify import chinese_variant, detect_language
+            from daemon.understand.classify import chinese_variant, detect_language, looks_chinese
 
-            if detect_language(text, allowed)[0] == "zh":
+            if detect_language(text, allowed)[0] == "zh" or looks_chinese(text):
                 variant = chinese_variant(text)
                 own = ["chi_tra"] if variant == "traditional" else ["chi_sim"]
                 if own[0] in (c for a in allowed for c in TESS_CODES[a]):

@@ -182,6 +182,20 @@ def han_variant_counts(text: str) -> tuple[int, int]:
     return s, t
 
 
+#: A read with the Japanese model beside the Chinese ones counts as Chinese when kana are under
+#: this share of its CJK characters (maths symbols and table rules read as kana by jpn: 5.7 % in
+#: a ruled Chinese goods list; Japanese prose has 30 %+ kana) and it has fewer than 2
+#: Japanese-only kanji forms/words (株式会社, 円, 発 ...: kanji-heavy Japanese tables have those).
+MAX_STRAY_KANA_SHARE = 0.10
+
+
+def looks_chinese(text: str) -> bool:
+    """True for text that is Chinese although a Japanese model strewed kana into it."""
+    c = _script_counts(_nfkc(text))
+    cjk = c["han"] + c["kana"]
+    return c["han"] >= 20 and c["kana"] < MAX_STRAY_KANA_SHARE * cjk and c["ja_only"] < 2
+
+
 #: Variant characters a page needs before its script is trusted (a title alone may have none).
 MIN_VARIANT_CHARS = 3
 

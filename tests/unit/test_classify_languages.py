@@ -95,3 +95,14 @@ def test_table_of_contents_is_not_a_table() -> None:
         ]
     )
     assert detect_table(items, markdown=False)
+
+
+def test_stray_kana_do_not_make_chinese_japanese() -> None:
+    from daemon.understand.classify import looks_chinese
+
+    zh = "商品编码 数量 商品名称 商品基本条码 向称华联粉条 鸡边腿 单价 金额 合计 供应商 采购订单 日期 备注"
+    assert looks_chinese(zh + " ー つ の")  # a few kana that jpn made of table rules
+    ja_prose = "本日はお忙しいところ、ご来店いただきまして誠にありがとうございました。またのお越しをお待ちしております。"
+    assert not looks_chinese(ja_prose)
+    ja_table = "請求書 株式会社山田商事 御中 品名 数量 単価 金額 消費税 合計 支払期限 振込先 銀行 支店 普通 口座"
+    assert not looks_chinese(ja_table)  # kanji-heavy, but Japanese-only words

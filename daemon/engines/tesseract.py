@@ -118,6 +118,12 @@ THRESHOLDING_METHOD = "2"  # Sauvola
 INK_GAMMA = 2.0
 INK_LUT = [round(255 * (v / 255) ** INK_GAMMA) for v in range(256)]
 
+#: A page read below this mean confidence is also read upside down (see ``_recognise``), and
+#: that read is kept when it is ``FLIP_MARGIN`` surer (upright text reads at 80-95, upside-down
+#: text at 20-70: bench/RESULTS.md, "Orientation").
+FLIP_RETRY_BELOW_CONF = 70.0
+FLIP_MARGIN = 15.0
+
 #: How much lower the CJK re-read's confidence may be and still be kept for its Han characters.
 CJK_KEEP_SLACK = 5.0
 _HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -454,11 +460,22 @@ class TesseractEngine(Engine):
                     raw2, conf2 = self._ocr(req, apis, own, gray)
                     first_pass = first_pass or langs
                     langs, raw, conf, text = own, raw2, conf2, tidy_text(raw2)
+        turned = 0
+        if conf < FLIP_RETRY_BELOW_CONF and len(text) >= LEARN_MIN_CHARS:
+            # An upside-down page OSD could not judge (no answer, or too unsure to turn it): the
+            # read is junk at middling confidence (a 150 dpi Swedish manual page: 69). Read it the
+            # other way up and keep that when it is clearly surer.
+            flipped = gray.rotate(180)
+            raw2, conf2 = self._ocr(req, apis, langs, flipped)
+            if conf2 >= conf + FLIP_MARGIN:
+                turned, raw, conf, text = 180, raw2, conf2, tidy_text(raw2)
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
         if first_pass:
             meta["first_pass"] = first_pass
+        if turned:
+            meta["turned"] = turned  # degrees the engine turned the page on top of the render stage's
         return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta)
 
     def _ocr(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> tuple[str, float]:

@@ -137,3 +137,11 @@ def test_upside_down_page_is_turned_and_upright_page_is_not(tmp_path: Path) -> N
     assert make_upright(upright)[1] == 0
     assert make_upright(flipped)[1] == 180
     assert make_upright(upright.rotate(90, expand=True))[1] == 90
+
+
+def test_engine_reads_an_upside_down_page_osd_left_alone(engine: TesseractEngine, tmp_path: Path) -> None:
+    # The render stage did not turn it (OSD unsure); the unsure read is retried upside down.
+    flipped = scan(tmp_path, "en-flip", EN).rotate(180)
+    res = engine.submit(PageRequest("doc-flip", 0, flipped, meta={"script": "Latin"})).result(timeout=300)
+    assert res.meta.get("turned") == 180, res.meta
+    assert docgen.cer(EN, res.text) < 0.05, res.text

@@ -80,7 +80,7 @@ class SamplingCfg(Strict):
 class TesseractCfg(Strict):
     languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)  # type: ignore[arg-type]
     threads: int = Field(0, ge=0, description="pages OCRed at once; 0 = number of CPU cores")
-    render_dpi: int = Field(300, ge=72, le=600, description="resolution pages are rendered at for Tesseract")
+    render_dpi: int | None = Field(300, ge=72, le=600, description="resolution pages are rendered at for Tesseract")
 
 
 class VllmCfg(Strict):

@@ -66,7 +66,7 @@ HELP: dict[str, str] = {
     "engine.sampling.max_tokens": "most tokens generated per page",
     "engine.tesseract.languages": "Tesseract languages when the inbox gives no hint",
     "engine.tesseract.threads": "pages OCRed at once; 0 = number of CPU cores",
-    "engine.tesseract.render_dpi": "PDF pages are rendered at this resolution for Tesseract (it reads best near 300 dpi; 1540 px is ~132 dpi on A4 and loses small print); image pages keep their size between 1540 px and A4 at this resolution; `max_image_pixels` bounds both",
+    "engine.tesseract.render_dpi": "PDF pages are rendered at this resolution for Tesseract (it reads best near 300 dpi; 1540 px is ~132 dpi on A4 and loses small print); image pages keep their size between 1540 px and A4 at this resolution; `max_image_pixels` bounds both; `null`: pages at `render_longest_edge` as for the VLM",
     "engine.vllm.gpu_memory_utilization": "share of GPU memory vLLM may take",
     "engine.vllm.kv_cache_memory_bytes": "fixed KV-cache size (bytes) instead of the share above",
     "engine.vllm.max_num_seqs": "pages decoded at once",

@@ -15,7 +15,7 @@ turned only when OSD proposes a turn with confidence >= ``ORIENT_MIN_CONF`` and 
 languages, and then: for a quarter turn, a second OSD pass on the turned page sees it upright
 with the same script (calibrated on 155 generated pages: 0 wrong turns, bench/RESULTS.md); for
 a half turn, the page *reads* better upside down than as it is (Tesseract's mean word confidence
-on the middle band, ``reads_better``): OSD mistakes upright pages for upside-down ones at
+on the inkiest 40 % band, ``reads_better``): OSD mistakes upright pages for upside-down ones at
 confidence 2.4-2.6 and its second pass confirms the mistake (issue 15), because both passes
 share its blind spot. A quarter turn is also read both ways up along its axis (90 vs 270).
 """
@@ -227,7 +227,7 @@ def _read_api(model: str) -> Any:
 
 
 def read_confidence(image: Image.Image, script: str) -> float | None:
-    """Tesseract's mean word confidence on the middle band of ``image`` with the script's
+    """Tesseract's mean word confidence on the inkiest band of ``image`` with the script's
     model; None when there is no model (or no tesserocr) for it."""
     model = READ_MODEL.get(script)
     if model is None or not os.path.isfile(os.path.join(tessdata_dir(), f"{model}.traineddata")):

@@ -1,5 +1,8 @@
 """Language and document-type classification of a document's OCR text.
 
+(~800 lines: language detection and keyword scoring share the text normalisation (``fold``,
+``_script_counts``, clean text); moving language detection into its own module is the next split.)
+
 Contract:
 - ``detect_language(text, allowed)`` returns ``(code, confidence)`` where ``code`` is an ISO 639-1
   code among ``allowed`` (default: the 11 supported languages) or ``"unknown"`` when there is too

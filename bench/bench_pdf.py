@@ -41,7 +41,9 @@ from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import TesseractEngine, word_layout  # noqa: E402
 from daemon.models import PageText, RenderOptions  # noqa: E402
-from daemon.pages.render import page_count, render_page, tessdata_dir  # noqa: E402
+from daemon.pages.orient import tessdata_dir  # noqa: E402
+from daemon.pages.probe import page_count  # noqa: E402
+from daemon.pages.render import render_page  # noqa: E402
 from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf  # noqa: E402
 from daemon.writers.pdflayout import _tokens, find_lines, place_text  # noqa: E402
 

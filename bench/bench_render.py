@@ -38,7 +38,8 @@ import docgen  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
 
 from daemon.models import RenderOptions  # noqa: E402
-from daemon.pages.render import ORIENT_MIN_CONF, detect_orientation, make_upright, render_page  # noqa: E402
+from daemon.pages.orient import ORIENT_MIN_CONF, detect_orientation, make_upright  # noqa: E402
+from daemon.pages.render import render_page  # noqa: E402
 
 
 def machine() -> str:
@@ -218,7 +219,7 @@ def languages(tmp: Path) -> None:
     from tesserocr import OEM, PSM, PyTessBaseAPI
 
     from daemon.engines.tesseract import LATIN, TESS_CODES, tidy_text
-    from daemon.pages.render import tessdata_dir
+    from daemon.pages.orient import tessdata_dir
     from daemon.understand.classify import detect_language
 
     opts = RenderOptions(autorotate=False)

@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon.models import RenderOptions  # noqa: E402
-from daemon.pages import render  # noqa: E402
+from daemon.pages import probe, render  # noqa: E402
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool  # noqa: E402
 
 
@@ -38,11 +38,11 @@ def run(pool_kind: str, pdfs: list[Path], workers: int, first: int, prefetch: in
     else:
         rp = RenderPool(workers, prefetch=prefetch)
         submit, close = rp.submit, rp.close
-    for f in [submit(render.probe, Path("/")) for _ in range(workers)]:  # warm the workers
+    for f in [submit(probe.probe, Path("/")) for _ in range(workers)]:  # warm the workers
         f.result()
     t0 = time.monotonic()
     renders = [submit(render.render_page, p, i, opts, priority=i) for p in pdfs[:first] for i in range(8)]
-    counts = [submit(render.page_count, p, opts, priority=OPEN_PRIORITY) for p in pdfs[first:]]
+    counts = [submit(probe.page_count, p, opts, priority=OPEN_PRIORITY) for p in pdfs[first:]]
     for f in counts:
         f.result()
     counts_s = time.monotonic() - t0

@@ -299,16 +299,16 @@ def cmd_route(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
     from daemon.models import PageText
-    from daemon.pages import render, textlayer
+    from daemon.pages import probe, textlayer
     from daemon.service.pipeline import render_options
     from daemon.understand.classify import classify, format_explain
     from daemon.understand.route import choose_route
 
     cfg = _load(args.config)
     path = Path(os.path.abspath(args.file))
-    opts = render_options(cfg)
-    n = render.page_count(path, opts)
     engine = create_engine(cfg, args.engine)
+    opts = render_options(cfg, engine.name)
+    n = probe.page_count(path, opts)
     engine.start()
     try:
         # PDF pages with a real text layer are read as the daemon reads them (daemon.pages.textlayer)

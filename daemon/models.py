@@ -71,6 +71,9 @@ class RenderOptions:
     # VLM, so pages whose text layer holds math as glyph fragments go to it
     text_layer: str = "auto"
     math_to_engine: bool = False
+    # Render at this resolution instead of ``longest_edge`` (engines that read best at a given
+    # dpi: Tesseract); see daemon/pages/render.py. None: pages at ``longest_edge`` (the VLM).
+    dpi: int | None = None
 
 
 @dataclass
@@ -149,6 +152,7 @@ class Classification:
     has_table: bool = False
     has_math: bool = False
     doctype_thresholds: dict[str, float] = field(default_factory=dict)  # doctype -> its threshold (explain)
+    doc_date: str | None = None  # the date printed on the document, YYYY-MM-DD (daemon/understand/dates.py)
 
 
 #: What happens to the source file once its outputs are written (a route's ``source``).

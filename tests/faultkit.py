@@ -63,7 +63,7 @@ def fast_rules(tmp: Path, *, daemon: dict[str, Any] | None = None, engine: dict[
          "retry_backoff_max": 2, "drain_timeout": 10, "workers": 2, "render_workers": 1}
     d.update(daemon or {})
     e = {"kind": "tesseract", "render_longest_edge": 256, "autorotate": False, "crop_borders": False,
-         "tesseract": {"threads": 2, "languages": ["en"]}}
+         "tesseract": {"threads": 2, "languages": ["en"], "render_dpi": None}}  # None: 256 px pages, not 300 dpi
     e.update(engine or {})
     ib = {"path": "inbox", "stability_delay": 0.3, "invalid_grace": 1}
     ib.update(inbox or {})

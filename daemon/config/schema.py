@@ -42,7 +42,7 @@ else:
     Format = Literal[FORMATS]
 
 #: Placeholders allowed in destination / archive templates.
-TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem"})
+TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem", "doc_yyyy", "doc_mm", "doc_date"})
 
 INPUT_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 
@@ -129,6 +129,7 @@ class TesseractCfg(Strict):
     languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)  # type: ignore[arg-type]
     threads: int = Field(0, ge=0, description="pages OCRed at once; 0 = number of CPU cores")
     hang_timeout: float = Field(300.0, gt=0, description="seconds with pages in flight and none finished = engine stalled")
+    render_dpi: int | None = Field(300, ge=72, le=600, description="resolution pages are rendered at for Tesseract")
 
 
 class VllmCfg(Strict):

@@ -217,7 +217,12 @@ def escape_plain(text: str) -> str:
     for line in text.split("\n"):
         line = _MD_ESCAPE.sub(r"\\\1", line)
         m = _MD_LINE_START.match(line)
-        if m:
+        if m and m.group(2)[0].isdigit():
+            # CommonMark escapes only ASCII punctuation: "\1." shows the backslash; "1\." is a
+            # literal "1." that does not start an ordered list.
+            k = len(m.group(1)) + len(m.group(2).rstrip()) - 1
+            line = line[:k] + "\\" + line[k:]
+        elif m:
             line = m.group(1) + "\\" + line[len(m.group(1)) :]
         lines.append(line)
     return "\n".join(lines)

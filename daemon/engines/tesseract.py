@@ -74,7 +74,7 @@ from daemon.config import EngineCfg
 from daemon.engines.base import Engine, PageRequest
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText, TextBox, TextLine
-from daemon.pages.render import detect_orientation, tessdata_dir
+from daemon.pages.orient import detect_orientation, tessdata_dir
 
 __all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
 
@@ -108,6 +108,26 @@ DOC_MEMORY = 1024
 #: A page's text must be this long, and its language this sure, to set its document's language.
 LEARN_MIN_CHARS = 80
 LEARN_MIN_CONF = 0.8
+
+#: Binarisation. Tesseract's default (global Otsu) drops text in light grey or orange (luma
+#: 170-200: a test page of black, grey and orange lines read at CER 0.66) and whole shaded panels
+#: (black text on a grey-200 box: CER 1.0). Sauvola's local threshold on the grey page with a
+#: gamma of 2 (ink pulled darker, paper stays white) read both at CER 0.0; on real born-digital
+#: pages it costs 0.1-0.4 points of CER on Latin text and nothing on Chinese, where Leptonica's
+#: adaptive Otsu (method 1) went from CER 0.058 to 0.218 (bench/RESULTS.md, "Binarisation").
+THRESHOLDING_METHOD = "2"  # Sauvola
+INK_GAMMA = 2.0
+INK_LUT = [round(255 * (v / 255) ** INK_GAMMA) for v in range(256)]
+
+#: A page read below this mean confidence is also read upside down (see ``_recognise``), and
+#: that read is kept when it is ``FLIP_MARGIN`` surer (upright text reads at 80-95, upside-down
+#: text at 20-70: bench/RESULTS.md, "Orientation").
+FLIP_RETRY_BELOW_CONF = 70.0
+FLIP_MARGIN = 15.0
+
+#: How much lower the CJK re-read's confidence may be and still be kept for its Han characters.
+CJK_KEEP_SLACK = 5.0
+_HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 _CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 _CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
@@ -145,6 +165,11 @@ def choose_languages(allowed: list[str], script: str, known: str | None = None) 
         for a in allowed:
             out += TESS_CODES[a]
     return list(dict.fromkeys(out))
+
+
+def lang_pass_is_latin(langs: list[str]) -> bool:
+    """True when a pass used Latin models only."""
+    return all(c not in ("chi_sim", "chi_tra", "jpn") for c in langs)
 
 
 def tidy_text(raw: str) -> str:
@@ -304,7 +329,9 @@ class TesseractEngine(Engine):
     def _new_api(self, langs: list[str]) -> Any:
         from tesserocr import OEM, PSM, PyTessBaseAPI
 
-        return PyTessBaseAPI(path=self.tessdata, lang="+".join(langs), psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+        api = PyTessBaseAPI(path=self.tessdata, lang="+".join(langs), psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+        api.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+        return api
 
     def _worker(self) -> None:
         apis: dict[str, Any] = {}
@@ -340,22 +367,29 @@ class TesseractEngine(Engine):
                 with contextlib.suppress(Exception):
                     api.End()
 
-    def _learn(self, doc_tag: str, text: str, latin: list[str]) -> str | None:
-        """Detect and remember the document's language from a page read with all allowed Latin
-        models; returns it, or None when the text is too short or the detector unsure."""
+    def _page_language(self, text: str, latin: list[str]) -> str | None:
+        """The page's Latin language when the text is long enough and the detector sure."""
         if len(text) < LEARN_MIN_CHARS:
             return None
         from daemon.understand.classify import detect_language
 
         lang, conf = detect_language(text, latin)
-        if lang not in latin or conf < LEARN_MIN_CONF:
-            return None
+        return lang if lang in latin and conf >= LEARN_MIN_CONF else None
+
+    def _learn(self, doc_tag: str, text: str, latin: list[str]) -> str | None:
+        """Detect and remember the document's language from a page read with all allowed Latin
+        models; returns it, or None when the text is too short or the detector unsure."""
+        lang = self._page_language(text, latin)
+        if lang is not None:
+            self._remember(doc_tag, lang)
+        return lang
+
+    def _remember(self, doc_tag: str, lang: str) -> None:
         with self._lock:
             self._doc_lang[doc_tag] = lang
             self._doc_lang.move_to_end(doc_tag)
             while len(self._doc_lang) > DOC_MEMORY:
                 self._doc_lang.popitem(last=False)
-        return lang
 
     def _finish_locked(self, fut: cf.Future[PageText]) -> None:
         self._in_flight -= 1
@@ -378,6 +412,7 @@ class TesseractEngine(Engine):
         with self._lock:
             known = self._doc_lang.get(req.doc_tag)
         langs = choose_languages(allowed, script, known)
+        gray = gray.point(INK_LUT)  # light grey and orange text darker (see INK_GAMMA)
         raw, conf, layout = self._ocr(req, apis, langs, gray)
         text = tidy_text(raw)
         first_pass = None
@@ -391,15 +426,54 @@ class TesseractEngine(Engine):
                 langs = choose_languages(allowed, script, lang)
                 raw, conf, layout = self._ocr(req, apis, langs, gray)
                 text = tidy_text(raw)
+        if known is not None and lang_pass_is_latin(langs) and len(latin) > 1:
+            # Per page, not per document: a page in another language than the document's first
+            # (a Danish manual whose page 1 was English) is read again with its own model.
+            lang = self._page_language(text, latin)
+            if lang is not None and lang != known:
+                first_pass = langs
+                langs = choose_languages(allowed, script, lang)
+                raw, conf, layout = self._ocr(req, apis, langs, gray)
+                text = tidy_text(raw)
+                self._remember(req.doc_tag, lang)
         cjk = [c for a in ("zh", "ja") if a in allowed for c in TESS_CODES[a][:1]]
         if conf < CJK_RETRY_BELOW_CONF and cjk and not any(c in ("chi_sim", "chi_tra", "jpn") for c in langs):
             # OSD sometimes calls a page of Chinese/Japanese "Latin" (seen on JPEG receipts at
             # ~25 px glyphs: Latin models read it at confidence 50, chi_sim at 91). A Latin read
             # this unsure is re-read with the CJK models and the surer result kept.
             raw2, conf2, layout2 = self._ocr(req, apis, cjk, gray)
-            if conf2 > conf + 10:
+            han2 = len(_HAN_CHAR.findall(raw2))
+            letters2 = sum(ch.isalpha() for ch in raw2)
+            # Surer, or as sure and full of Chinese characters, which Latin models cannot read
+            # (a ruled Chinese goods list, mostly numbers, read at 67 with Latin and 67 with
+            # chi_sim: 551 Han characters, bench/RESULTS.md).
+            if conf2 > conf + 10 or (conf2 >= conf - CJK_KEEP_SLACK and han2 >= 20 and han2 >= 0.3 * letters2):
                 first_pass = first_pass or langs
                 langs, raw, conf, text, layout = cjk, raw2, conf2, tidy_text(raw2), layout2
+        if "zh" in allowed and any(c in ("chi_sim", "chi_tra") for c in langs) and len(langs) > 1:
+            # A Chinese page read with several CJK models mixes in the other variant's forms
+            # (6-15 % traditional characters in simplified text) and kana made of maths symbols
+            # (jpn): once the page reads as Chinese, it is read again with its own variant only.
+            from daemon.understand.classify import chinese_variant, detect_language, looks_chinese
+
+            if detect_language(text, allowed)[0] == "zh" or looks_chinese(text):
+                variant = chinese_variant(text)
+                own = ["chi_tra"] if variant == "traditional" else ["chi_sim"]
+                if own[0] in (c for a in allowed for c in TESS_CODES[a]):
+                    raw2, conf2, layout2 = self._ocr(req, apis, own, gray)
+                    first_pass = first_pass or langs
+                    langs, raw, conf, text, layout = own, raw2, conf2, tidy_text(raw2), layout2
+        turned = 0
+        if conf < FLIP_RETRY_BELOW_CONF and len(text) >= LEARN_MIN_CHARS:
+            # An upside-down page OSD could not judge (no answer, or too unsure to turn it): the
+            # read is junk at middling confidence (a 150 dpi Swedish manual page: 69). Read it the
+            # other way up and keep that when it is clearly surer.
+            flipped = gray.rotate(180)
+            raw2, conf2, layout2 = self._ocr(req, apis, langs, flipped)
+            if conf2 >= conf + FLIP_MARGIN:
+                turned, raw, conf, text = 180, raw2, conf2, tidy_text(raw2)
+                # the words' boxes back on the page as the render stage left it (searchable PDF)
+                layout, gray = _turned_half(layout2), flipped
         tables = self._tables(req, apis, langs, gray)  # ruled tables: read cell by cell (Markdown page)
         if tables is not None:
             text = tables
@@ -410,6 +484,8 @@ class TesseractEngine(Engine):
             meta["markdown"] = True  # inline Markdown and HTML tables (daemon.pages.textlayer.unify)
         if first_pass:
             meta["first_pass"] = first_pass
+        if turned:
+            meta["turned"] = turned  # degrees the engine turned the page on top of the render stage's
         return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout)
 
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> str | None:
@@ -476,3 +552,17 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
         if text and wbox is not None:
             lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
     return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)
+
+
+def _turned_half(layout: PageLayout) -> PageLayout:
+    """``layout`` of a page read upside down (the engine's own half turn), with every box put
+    back where it lies on the page as the render stage gave it (x -> w - x, y -> h - y)."""
+    w, h = layout.size
+
+    def flip(b: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+        return (w - b[2], h - b[3], w - b[0], h - b[1])
+
+    lines = [
+        TextLine(flip(ln.box), [TextBox(wd.text, flip(wd.box)) for wd in ln.words], ln.block) for ln in layout.lines
+    ]
+    return PageLayout(layout.size, lines, layout.has_words)

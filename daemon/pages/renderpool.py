@@ -51,7 +51,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from daemon.pages import render
+from daemon.pages import probe, render  # noqa: F401  (render: imported for the workers' warm-up)
 
 #: Priority of opening a file (page count) and of finishing a document: ahead of every page render.
 OPEN_PRIORITY = -1
@@ -119,7 +119,7 @@ def _limit_worker(memory_bytes: int, nice: int = 0, daemon_pid: int = 0) -> None
 
 def warm_render() -> None:
     """Import the render modules (in a worker: ``RenderPool.warm``'s default)."""
-    render.probe(Path("/"))
+    probe.probe(Path("/"))
 
 
 class RenderTask(cf.Future[Any]):

@@ -56,7 +56,7 @@ from daemon.models import (
     RouteDecision,
 )
 from daemon.names import display, for_log
-from daemon.pages import render, textlayer
+from daemon.pages import probe, textlayer
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_render
 from daemon.service import metrics
 from daemon.service.sources import Sources, changed
@@ -88,9 +88,10 @@ class Outcome:
     pages: int = 0
 
 
-def render_options(cfg: Config) -> RenderOptions:
+def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
     e = cfg.engine
     return RenderOptions(
+        dpi=e.tesseract.render_dpi if engine_name == "tesseract" else None,  # per-engine resolution
         longest_edge=e.render_longest_edge,
         max_pages=e.max_pages,
         max_image_pixels=e.max_image_pixels,
@@ -170,7 +171,8 @@ def page_key(engine: str, opts: RenderOptions, languages: list[str] | None) -> s
     """What a recorded page was read with: a page recorded under another key (another engine,
     render size or language hint) is read again on resume, never mixed in."""
     return (
-        f"{engine}|edge={opts.longest_edge},dpi={opts.max_dpi},rot={int(opts.autorotate)},crop={int(opts.crop_borders)}"
+        f"{engine}|edge={opts.longest_edge},dpi={opts.max_dpi},at={opts.dpi},rot={int(opts.autorotate)},"
+        f"crop={int(opts.crop_borders)},layer={opts.text_layer}"
         f"|langs={','.join(languages or [])}"
     )
 
@@ -252,7 +254,7 @@ class Pipeline:
         tag = doc.tag
         timings: dict[str, float] = {}
         t0 = time.monotonic()
-        opts = render_options(self.cfg)
+        opts = render_options(self.cfg, self.engine.name)
         opts.math_to_engine = self.engine.output_is_markdown  # a VLM writes math as LaTeX (textlayer)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
@@ -350,7 +352,7 @@ class Pipeline:
 
     def _page_count(self, src: Path, opts: RenderOptions) -> int:
         timeout = self.cfg.engine.render_timeout
-        task = self.pool.submit(render.page_count, src, opts, priority=OPEN_PRIORITY)
+        task = self.pool.submit(probe.page_count, src, opts, priority=OPEN_PRIORITY)
         try:
             while True:  # the clock runs from when a worker takes the task, not while it waits
                 try:
@@ -500,6 +502,7 @@ class Pipeline:
             "doctype_scores": {k: round(v, 2) for k, v in cls.doctype_scores.items()},
             "has_table": cls.has_table,
             "has_math": cls.has_math,
+            "doc_date": cls.doc_date,
             "route": decision.name,
             "pages": pages,
             "engine": self.engine.name,

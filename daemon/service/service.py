@@ -38,7 +38,7 @@ from daemon.intake.watch import InboxWatcher
 from daemon.journal.store import AdmitAction, Journal
 from daemon.models import Candidate
 from daemon.names import for_log
-from daemon.pages import render
+from daemon.pages import probe
 from daemon.service import metrics
 from daemon.service.http import HttpEndpoint, start_http
 from daemon.service.pipeline import Pipeline
@@ -114,7 +114,7 @@ class Service:
         self.pipeline: Pipeline | None = None
         self.queue = WorkQueue()
         self.tracker = StabilityTracker(
-            self._on_stable, render.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
+            self._on_stable, probe.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
         )
         self.watcher: InboxWatcher | None = None
         self.scheduler = BackgroundScheduler(daemon=True)

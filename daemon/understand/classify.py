@@ -1,5 +1,8 @@
 """Language and document-type classification of a document's OCR text.
 
+(~800 lines: language detection and keyword scoring share the text normalisation (``fold``,
+``_script_counts``, clean text); moving language detection into its own module is the next split.)
+
 Contract:
 - ``detect_language(text, allowed)`` returns ``(code, confidence)`` where ``code`` is an ISO 639-1
   code among ``allowed`` (default: the 11 supported languages) or ``"unknown"`` when there is too
@@ -23,8 +26,10 @@ How the language is decided (in this order):
    added to py3langid's log-probabilities, so long texts are still decided by the model.
 
 Doctype scoring (see ``rules.yaml``, section ``doctypes``):
-- keywords of *all* languages are checked (detection can err, and documents mix languages);
-  each distinct keyword counts once per document, whatever its count, so a long document does not
+- the detected language's keywords are checked, and English's where the document has English
+  text (``keyword_languages``); all languages' when the language is unknown or a doctype has no
+  keywords in it (checking every language against every document made English "till" fire in
+  Swedish and Spanish "firma" in German, issue 15); each distinct keyword counts once per document, whatever its count, so a long document does not
   out-score a short one by repetition; a keyword found only inside a longer keyword's match
   ("預金" in "普通預金", "total" in "total due") does not count again. Latin-script keywords match on word boundaries,
   case-insensitively and ignoring diacritics (OCR often drops them); CJK keywords match as
@@ -50,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from daemon.config import LANGUAGES, Config, DoctypeCfg
 from daemon.models import Classification
+from daemon.understand.dates import document_date
 
 if TYPE_CHECKING:
     from daemon.understand.route import RouteExplain
@@ -153,6 +159,92 @@ def _script_counts(text: str) -> dict[str, int]:
         compact = re.sub(r"\s+", "", text)
         c["ja_only"] += 2 * sum(compact.count(w) for w in _JA_ONLY_WORDS)
     return c
+
+
+# ----------------------------------------------------------------------------- Chinese variants
+
+
+@functools.lru_cache(maxsize=1)
+def _han_variants() -> tuple[frozenset[str], frozenset[str]]:
+    """(simplified-only, traditional-only) characters of CC-CEDICT (zhon): ~2,300 and ~2,700."""
+    from zhon import cedict
+
+    simp, trad = set(cedict.simplified), set(cedict.traditional)
+    return frozenset(simp - trad), frozenset(trad - simp)
+
+
+def han_variant_counts(text: str) -> tuple[int, int]:
+    """(characters only simplified Chinese writes, characters only traditional Chinese writes)."""
+    simp, trad = _han_variants()
+    s = t = 0
+    for ch in text:
+        if ch in simp:
+            s += 1
+        elif ch in trad:
+            t += 1
+    return s, t
+
+
+#: A read with the Japanese model beside the Chinese ones counts as Chinese when kana are under
+#: this share of its CJK characters (maths symbols and table rules read as kana by jpn: 5.7 % in
+#: a ruled Chinese goods list; Japanese prose has 30 %+ kana) and it has fewer than 2
+#: Japanese-only kanji forms/words (株式会社, 円, 発 ...: kanji-heavy Japanese tables have those).
+MAX_STRAY_KANA_SHARE = 0.10
+
+
+def looks_chinese(text: str) -> bool:
+    """True for text that is Chinese although a Japanese model strewed kana into it."""
+    c = _script_counts(_nfkc(text))
+    cjk = c["han"] + c["kana"]
+    return c["han"] >= 20 and c["kana"] < MAX_STRAY_KANA_SHARE * cjk and c["ja_only"] < 2
+
+
+#: Variant characters a page needs before its script is trusted (a title alone may have none).
+MIN_VARIANT_CHARS = 3
+
+
+def chinese_variant(text: str) -> str | None:
+    """``"simplified"`` or ``"traditional"``: what a Chinese page is written in, from the page
+    itself (the side with more variant-only characters; a read with both Tesseract models mixes
+    in 6-15 % of the other side's forms, issue 15), or None with too few variant characters."""
+    s, t = han_variant_counts(text)
+    if s + t < MIN_VARIANT_CHARS or s == t:
+        return None
+    return "simplified" if s > t else "traditional"
+
+
+# ----------------------------------------------------------------------------- clean text
+
+# OCR junk: lines of rules, dots, table borders and misread specks. Their short "words" ("a",
+# "o", "e", "os", "ao") are function words of Portuguese/Italian/Spanish, so a French page with
+# a noisy margin scored as Portuguese (issue 15). Prose lines (most visible characters letters,
+# two words of 3+ letters) keep all their words; other lines (junk, table rows, dates) keep only
+# their words of 4+ letters, which OCR junk rarely makes and table labels are.
+_CLEAN_MIN_LETTER_SHARE = 0.6
+_CLEAN_MIN_WORD_OUTSIDE_PROSE = 4
+_LONG_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_TOKEN_RE = re.compile(r"\S+")
+_TOKEN_STRIP = ".,;:!?()[]«»\"'“”„’-–—"
+
+
+def clean_text(text: str) -> str:
+    """``text`` as words for language scoring (see above): tokens that mix letters with digits
+    or symbols ("l1ne", "C0", "|ist") dropped, short words kept in prose lines only; the text
+    unchanged when fewer than ``MIN_LATIN_LETTERS`` letters are left."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        visible = [ch for ch in line if not ch.isspace()]
+        if not visible:
+            continue
+        letters = sum(ch.isalpha() for ch in visible)
+        prose = letters >= _CLEAN_MIN_LETTER_SHARE * len(visible) and len(_LONG_WORD_RE.findall(line)) >= 2
+        shortest = 1 if prose else _CLEAN_MIN_WORD_OUTSIDE_PROSE
+        words = [w.strip(_TOKEN_STRIP) for w in _TOKEN_RE.findall(line)]
+        words = [w for w in words if len(w) >= shortest and all(ch.isalpha() or ch in "'’-" for ch in w)]
+        if words:
+            kept.append(" ".join(words))
+    out = "\n".join(kept)
+    return out if sum(ch.isalpha() for ch in out) >= MIN_LATIN_LETTERS else text
 
 
 # ----------------------------------------------------------------------------- Latin evidence
@@ -326,8 +418,9 @@ def detect_language(text: str, allowed: Sequence[str] = LANGUAGES) -> tuple[str,
     latin_allowed = [lang for lang in LATIN_LANGUAGES if lang in allowed_set]
     if not latin_allowed:
         return UNKNOWN, 0.0
-    # Only the Latin-script part goes to the model: stray CJK/Cyrillic would skew n-grams.
-    latin_text = _CJK_RE.sub(" ", text)
+    # Only the Latin-script part goes to the model: stray CJK/Cyrillic would skew n-grams; and
+    # only lines that read as prose (``clean_text``): OCR junk words are short function words.
+    latin_text = clean_text(_CJK_RE.sub(" ", text))
     probs = _model_scores(latin_text, latin_allowed)
     evidence = _latin_evidence(latin_text)
     logit = {lang: math.log(max(probs.get(lang, 0.0), 1e-6)) + evidence[lang] for lang in latin_allowed}
@@ -360,19 +453,33 @@ _MATH_RE = re.compile(
 )
 
 
+# A table of contents line: dot leaders ("Einleitung . . . . 5", "Intro......5", "…"), or a
+# section number, a title without numbers and a page number at the end ("9.11 Signale 157").
+_TOC_LEADER_RE = re.compile(r"(?:\.\s?){4,}|…{2,}|(?:·\s?){3,}|_{4,}")
+_TOC_LINE_RE = re.compile(r"^(?:\d{1,3}(?:\.\d{1,3})*\.?|[IVXLC]{1,6}\.|[A-Z]\.)\s+[^\d]+?\s+\d{1,4}$")
+
+
+def is_toc_line(line: str) -> bool:
+    """True for a table-of-contents line (dot leaders, or "1.2 Title 17")."""
+    s = line.strip()
+    return bool(_TOC_LEADER_RE.search(s) or _TOC_LINE_RE.match(s))
+
+
 def detect_table(text: str, markdown: bool = True) -> bool:
     """True when ``text`` contains a table.
 
     HTML ``<table`` and Markdown pipe tables count in any text. For plain text (Tesseract) a
     heuristic: 3+ consecutive lines split into 3+ cells by tabs/runs of spaces, or 4+ consecutive
-    lines that each carry 2+ numbers (line items, statement rows).
+    lines that each carry 2+ numbers (line items, statement rows). Table-of-contents lines
+    (``is_toc_line``: a section number and a page number are two numbers too) break a run: a
+    table of contents is not a table (issue 15).
     """
     if _HTML_TABLE_RE.search(text) or _MD_TABLE_SEP_RE.search(text):
         return True
     cells_run = nums_run = 0
     for line in text.splitlines():
         s = line.strip()
-        if not s:
+        if not s or is_toc_line(s):
             cells_run = nums_run = 0
             continue
         cells = [x for x in _CELL_SPLIT_RE.split(s) if x.strip()]
@@ -483,6 +590,9 @@ class _Keywords:
     best: dict[str, tuple[float, str, str]]  # folded keyword -> (weight, language, keyword as written)
     supers: dict[str, tuple[str, ...]]  # folded keyword -> longer keywords (same script) containing it
     compound: frozenset[str]  # folded keywords that may end a compound word (de nl sv da)
+    # folded keyword -> {language: weight} of every language that lists it
+    by_lang: dict[str, dict[str, float]]
+    compound_by_lang: dict[str, frozenset[str]]  # folded keyword -> languages whose compound rule applies
 
 
 _prepared: dict[int, tuple[DoctypeCfg, _Keywords]] = {}
@@ -497,19 +607,25 @@ def _keywords(dt: DoctypeCfg) -> _Keywords:
     # Same keyword listed under several languages (Faktura: sv, da) counts once, best weight.
     best: dict[str, tuple[float, str, str]] = {}
     compound: set[str] = set()
+    by_lang: dict[str, dict[str, float]] = {}
+    compound_by_lang: dict[str, set[str]] = {}
     for lang, kws in dt.keywords.items():
         for kw, w in kws.items():
             key = fold(kw)
             if key not in best or w > best[key][0]:
                 best[key] = (w, str(lang), kw)
+            by_lang.setdefault(key, {})[str(lang)] = max(w, by_lang.get(key, {}).get(str(lang), w))
             if lang in COMPOUND_LANGUAGES and len(key) >= MIN_COMPOUND_HEAD and re.fullmatch(r"[^\W\d_]+", key):
                 compound.add(key)
+                compound_by_lang.setdefault(key, set()).add(str(lang))
     needles = {key: _needle(kw) for key, (_w, _l, kw) in best.items()}
     supers = {
         key: tuple(o for o, (osp, on) in needles.items() if o != key and osp == sp and n and n in on and len(on) > len(n))
         for key, (sp, n) in needles.items()
     }
-    prepared = _Keywords(best, supers, frozenset(compound))
+    prepared = _Keywords(
+        best, supers, frozenset(compound), by_lang, {k: frozenset(v) for k, v in compound_by_lang.items()}
+    )
     with _prepared_lock:
         if len(_prepared) > 64:  # configs are reloaded rarely; drop stale ones
             _prepared.clear()
@@ -521,21 +637,52 @@ def _short(pattern: str, n: int = 40) -> str:
     return pattern if len(pattern) <= n else pattern[: n - 1] + "…"
 
 
+def _active_keywords(prepared: _Keywords, languages: frozenset[str] | None) -> dict[str, tuple[float, str, str, bool]]:
+    """folded keyword -> (weight, language, keyword as written, compound?) of the keywords that
+    count for a document in ``languages`` (None: every language's)."""
+    out: dict[str, tuple[float, str, str, bool]] = {}
+    for key, (w, lang_code, kw) in prepared.best.items():
+        if languages is None:
+            out[key] = (w, lang_code, kw, key in prepared.compound)
+            continue
+        mine = {lg: lw for lg, lw in prepared.by_lang[key].items() if lg in languages}
+        if not mine:
+            continue
+        lg = max(mine, key=lambda k: mine[k])
+        out[key] = (mine[lg], lg, kw, bool(prepared.compound_by_lang.get(key, frozenset()) & languages))
+    return out
+
+
 def score_doctype(
-    dt: DoctypeCfg, doc: _Text, *, filename: str, pages: int, has_table: bool, has_math: bool
+    dt: DoctypeCfg,
+    doc: _Text,
+    *,
+    filename: str,
+    pages: int,
+    has_table: bool,
+    has_math: bool,
+    languages: frozenset[str] | None = None,
 ) -> tuple[float, list[str]]:
-    """Score of one doctype and the matchers that fired (``"kw:de:Rechnung +2"`` ...)."""
+    """Score of one doctype and the matchers that fired (``"kw:de:Rechnung +2"`` ...).
+
+    ``languages``: only these languages' keywords count (``keyword_languages``); a doctype that
+    has no keywords in any of them falls back to all of its keywords (a config written in one
+    language still classifies the others), and None means all.
+    """
     score = 0.0
     fired: list[str] = []
     prepared = _keywords(dt)
-    for key, (w, lang_code, kw) in prepared.best.items():
-        _space, spans = doc.spans(kw, key in prepared.compound)
+    active = _active_keywords(prepared, languages)
+    if not active and languages is not None:
+        active = _active_keywords(prepared, None)
+    for key, (w, lang_code, kw, compound) in active.items():
+        _space, spans = doc.spans(kw, compound)
         if not spans:
             continue
         # A keyword found only inside a longer keyword's match ("預金" in "普通預金", "total" in
         # "total due") is the same evidence: it does not count a second time.
         covering = [
-            sp for o in prepared.supers[key] for sp in doc.spans(prepared.best[o][2], o in prepared.compound)[1]
+            sp for o in prepared.supers[key] if o in active for sp in doc.spans(active[o][2], active[o][3])[1]
         ]
         free = [sp for sp in spans if not any(a <= sp[0] and sp[1] <= b for a, b in covering)]
         if free:
@@ -565,6 +712,33 @@ def score_doctype(
     return round(score, 4), fired
 
 
+# English words in a document of another language count as English text (so English keywords
+# count too) when they are at least this share of the document's words and this many: English
+# prose is ~30 % function words, so 5 % means roughly a sixth of the text is English (a bilingual
+# invoice, an English abstract), while the odd "the" or "for" in a Swedish or Japanese page is not.
+EN_SECOND_SHARE = 0.05
+EN_SECOND_MIN = 5
+_EN_FUNCTION = frozenset(["the", "and", "of", "to", "is", "are", "for", "with", "your", "you", "this", "that", "from", "our", "we", "be", "by", "on", "have", "will", "please"])
+
+
+def keyword_languages(text: str, language: str) -> frozenset[str] | None:
+    """Languages whose doctype keywords count for a document in ``language``: that language,
+    plus English where English text is there (see ``EN_SECOND_SHARE``); None (all) when the
+    language is unknown. Every language's keywords checked against every document made English
+    "till" fire in Swedish, Spanish "firma" in German, English "abstract" in Japanese (issue 15)."""
+    if language not in LANGUAGES:
+        return None
+    if language == "en":
+        return frozenset({"en"})
+    words = _WORD_RE.findall(text)
+    cjk = sum(1 for ch in text if _is_cjk(ch))
+    total = sum(1 for w in words if not _has_cjk(w)) + cjk / 2  # ~2 CJK characters a word
+    en = sum(1 for w in words if w.lower() in _EN_FUNCTION)
+    if en >= EN_SECOND_MIN and en >= EN_SECOND_SHARE * total:
+        return frozenset({language, "en"})
+    return frozenset({language})
+
+
 def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: bool) -> Classification:
     """Language, features and doctype of a document (see the module docstring)."""
     head = text[:MAX_CLASSIFY_CHARS]
@@ -578,11 +752,14 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
     has_table = detect_table(text, markdown)
     has_math = detect_math(text)
     doc = _Text(head)
+    kw_langs = keyword_languages(head, lang)
     scores: dict[str, float] = {}
     fired: dict[str, list[str]] = {}
     winner, winner_key = OTHER, (0.0, 0.0)
     for name, dt in cfg.doctypes.items():
-        s, f = score_doctype(dt, doc, filename=filename, pages=pages, has_table=has_table, has_math=has_math)
+        s, f = score_doctype(
+            dt, doc, filename=filename, pages=pages, has_table=has_table, has_math=has_math, languages=kw_langs
+        )
         scores[name] = s
         fired[name] = f
         if s >= dt.threshold:
@@ -600,6 +777,7 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
         has_table=has_table,
         has_math=has_math,
         doctype_thresholds={name: dt.threshold for name, dt in cfg.doctypes.items()},
+        doc_date=document_date(head, lang),
     )
 
 
@@ -616,6 +794,7 @@ def format_explain(cls: Classification, rows: list[RouteExplain], thresholds: di
         f"language: {cls.language} (confidence {cls.language_confidence:.2f})",
         f"features: has_table={'yes' if cls.has_table else 'no'} has_math={'yes' if cls.has_math else 'no'}",
         f"doctype: {cls.doctype}",
+        f"document date: {cls.doc_date or 'none found'}",
     ]
     if cls.doctype_scores:
         out.append("doctype scores:")

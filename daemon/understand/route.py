@@ -10,7 +10,8 @@ Contract:
   ``RouteDecision`` with the destination and archive folders expanded, and one ``RouteExplain`` per
   route (all of them, also those after the winner, so ``route --explain`` can show them).
 - ``expand_template(template, fields)`` fills ``{inbox} {language} {doctype} {yyyy} {mm} {dd}
-  {stem}``. Every value is sanitised first so that a file name or an inbox name can never steer
+  {stem}`` (processing date) and ``{doc_yyyy} {doc_mm} {doc_date}`` (the date printed on the
+  document, ``Classification.doc_date``; ``undated`` when none was found). Every value is sanitised first so that a file name or an inbox name can never steer
   outputs outside the template's folder: no ``/`` or ``\\``, no ``..``, no NUL or other control
   characters, no leading ``-`` or ``.``, never empty.
 - Filename globs match the file *name* (not the folder), case-insensitively.
@@ -110,6 +111,10 @@ def expand_template(template: str, fields: dict[str, str]) -> Path:
     return Path("".join(out))
 
 
+#: Template value of ``{doc_yyyy}``, ``{doc_mm}``, ``{doc_date}`` when no date was found.
+UNDATED = "undated"
+
+
 def template_fields(*, path: Path, inbox: str, cls: Classification, when: datetime) -> dict[str, str]:
     """The values a template may use for this document."""
     return {
@@ -120,6 +125,11 @@ def template_fields(*, path: Path, inbox: str, cls: Classification, when: dateti
         "mm": f"{when.month:02d}",
         "dd": f"{when.day:02d}",
         "stem": path.stem,
+        # The date printed on the document (an invoice from 2024 goes under 2024 whenever it is
+        # filed); "undated" when none was found.
+        "doc_yyyy": cls.doc_date[:4] if cls.doc_date else UNDATED,
+        "doc_mm": cls.doc_date[5:7] if cls.doc_date else UNDATED,
+        "doc_date": cls.doc_date or UNDATED,
     }
 
 

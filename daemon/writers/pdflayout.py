@@ -89,7 +89,7 @@ def _layout_api() -> Any:
     if api is None:
         from tesserocr import OEM, PSM, PyTessBaseAPI
 
-        from daemon.pages.render import tessdata_dir
+        from daemon.pages.orient import tessdata_dir
 
         # Layout analysis needs no language model, but the API must be initialised with one;
         # English is the smallest of ours.

@@ -25,7 +25,8 @@ from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.models import PageText, RenderOptions
-from daemon.pages.render import page_count, render_page
+from daemon.pages.probe import page_count
+from daemon.pages.render import render_page
 from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf
 from daemon.writers.pdflayout import find_lines, place_text
 

@@ -16,7 +16,8 @@ from PIL import Image
 
 from daemon.errors import InputError
 from daemon.models import RenderOptions
-from daemon.pages.render import crop_dark_borders, page_count, probe, render_document, render_page
+from daemon.pages.probe import page_count, probe
+from daemon.pages.render import crop_dark_borders, render_document, render_page
 
 PLAIN = RenderOptions(autorotate=False, crop_borders=False)
 FULL = RenderOptions()
@@ -317,7 +318,7 @@ def test_png_bomb_refused_without_decoding(tmp_path: Path) -> None:
     code = (
         "import resource, json, sys\n"
         "from pathlib import Path\n"
-        "from daemon.pages.render import page_count, render_page\n"
+        "from daemon.pages.probe import page_count\nfrom daemon.pages.render import render_page\n"
         "from daemon.models import RenderOptions\n"
         "from daemon.errors import InputError\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

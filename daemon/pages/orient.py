@@ -1,0 +1,278 @@
+"""Orientation: Tesseract OSD (``--psm 0``) to turn sideways/upside-down pages upright.
+
+Public API:
+
+- ``detect_orientation(image) -> Orientation | None`` and ``detect_script(image)``: Tesseract OSD;
+  the Tesseract engine uses the script to pick language models.
+- ``make_upright(image) -> (image, degrees)`` and ``upright_with_script(image)`` (the same plus
+  the page's OSD script), used by ``daemon.pages.render``.
+- ``tessdata_dir()``: Tesseract's data folder.
+
+Orientation: Tesseract OSD through tesserocr with ``lang="osd"`` (initialising OSD with the
+default ``eng`` aborts the whole process inside Tesseract 5.5.4's OSD code -- a C++
+``std::out_of_range``, not a Python exception). One OSD API per thread, kept loaded. A page is
+turned only when OSD proposes a turn with confidence >= ``ORIENT_MIN_CONF`` and a script of our
+languages, and then: for a quarter turn, a second OSD pass on the turned page sees it upright
+with the same script (calibrated on 155 generated pages: 0 wrong turns, bench/RESULTS.md); for
+a half turn, the page *reads* better upside down than as it is (Tesseract's mean word confidence
+on the inkiest 40 % band, ``reads_better``): OSD mistakes upright pages for upside-down ones at
+confidence 2.4-2.6 and its second pass confirms the mistake (issue 15), because both passes
+share its blind spot. A quarter turn is also read both ways up along its axis (90 vs 270).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+__all__ = [
+    "detect_orientation",
+    "detect_script",
+    "make_upright",
+    "upright_with_script",
+    "Orientation",
+    "tessdata_dir",
+    "ORIENT_MIN_CONF",
+    "TEXT_SCRIPTS",
+]
+
+log = logging.getLogger(__name__)
+
+DEBIAN_TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
+
+#: Minimum OSD orientation confidence (on both passes) to turn a page. Calibrated with
+#: ``bench/bench_render.py --calibrate``: right answers score 5-19 on Latin pages, 4.4-16 on
+#: Japanese, 1.6-2.1 on sparse and 7-9 on dense Chinese pages; random noise scores up to 4.4,
+#: which the second, confirming pass rejects.
+ORIENT_MIN_CONF = 1.5
+
+#: Longest edge (px) of the copy OSD looks at: the size it was calibrated on (bench/RESULTS.md).
+OSD_EDGE = 1540
+
+#: Scripts of the 11 supported languages as OSD names them; an OSD answer naming another
+#: script (on noise it says "Arabic" or "Bengali") is not trusted to turn a page.
+TEXT_SCRIPTS = frozenset({"Latin", "Han", "Japanese", "Katakana", "Hiragana", "Hangul"})
+
+
+def tessdata_dir() -> str:
+    """Tesseract's data folder: ``$TESSDATA_PREFIX`` if set, else Debian's."""
+    return os.environ.get("TESSDATA_PREFIX") or DEBIAN_TESSDATA
+
+
+
+# --------------------------------------------------------------------------- OSD
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """Tesseract OSD answer for one image.
+
+    ``rotate_cw``: degrees to turn the image clockwise to make it upright (0/90/180/270).
+    ``confidence``: OSD's orientation confidence (larger = surer; roughly 2-10 on real text).
+    ``script``: Tesseract script name ("Latin", "Han", "Japanese", "Cyrillic", ...).
+    """
+
+    rotate_cw: int
+    confidence: float
+    script: str
+    script_confidence: float
+
+
+_osd_local = threading.local()
+_osd_unavailable = False
+
+
+def _osd_api() -> Any:
+    api = getattr(_osd_local, "api", None)
+    if api is None:
+        from tesserocr import PSM, PyTessBaseAPI
+
+        # lang="osd" is required: with the default "eng" Tesseract 5.5.4 aborts the process.
+        api = PyTessBaseAPI(path=tessdata_dir(), lang="osd", psm=PSM.OSD_ONLY)
+        _osd_local.api = api
+    return api
+
+
+def detect_orientation(image: Image.Image) -> Orientation | None:
+    """Run Tesseract OSD on ``image``; ``None`` when OSD finds too little text to judge.
+
+    Thread-safe (one OSD instance per thread). Costs ~0.1-0.3 s per 1540 px page.
+    """
+    global _osd_unavailable
+    if _osd_unavailable:
+        return None
+    try:
+        api = _osd_api()
+    except Exception as e:  # no tesserocr / osd.traineddata (e.g. a GPU-only box): a nicety, not fatal
+        # Once per process, then silently off: a warning per page would flood the journal.
+        _osd_unavailable = True
+        log.warning("orientation detection unavailable, pages are not turned upright: %s", e)
+        return None
+    try:
+        api.SetImage(image.convert("L") if image.mode != "L" else image)
+        r = api.DetectOrientationScript()
+    except Exception:
+        log.debug("OSD failed", exc_info=True)
+        return None
+    finally:
+        api.Clear()
+    if not r:
+        return None
+    deg = int(r.get("orient_deg", 0)) % 360
+    # OSD reports how far the content is turned clockwise; undo it.
+    return Orientation(
+        rotate_cw=(360 - deg) % 360,
+        confidence=float(r.get("orient_conf", 0.0)),
+        script=str(r.get("script_name", "")),
+        script_confidence=float(r.get("script_conf", 0.0)),
+    )
+
+
+def make_upright(image: Image.Image) -> tuple[Image.Image, int]:
+    """Turn ``image`` upright when OSD is sure; returns (image, degrees turned clockwise).
+
+    A turn needs two agreeing OSD answers: the first (confidence >= ``ORIENT_MIN_CONF``, script
+    one of ``TEXT_SCRIPTS``) proposes it, and OSD on the turned image must then see an upright
+    page with the same minimum confidence and the same script. Speckle and photos can fool one
+    OSD pass with confidences up to ~4.6 (measured, bench/RESULTS.md), which would turn an
+    upright page sideways; their second answer (angle and script) is random, while real text
+    confirms itself. The check costs one more OSD pass, only on pages that are to be turned.
+    """
+    img, rotation, _ = upright_with_script(image)
+    return img, rotation
+
+
+def upright_with_script(image: Image.Image) -> tuple[Image.Image, int, str]:
+    """``make_upright`` plus the OSD script of the page ("" when OSD could not tell).
+
+    A page larger than ``OSD_EDGE`` (rendered at 300 dpi for Tesseract) is judged on a copy of
+    that size: OSD was calibrated there and its cost grows with pixels; the turn is applied to
+    the full page.
+    """
+    if max(image.size) > OSD_EDGE * 1.05:
+        s = OSD_EDGE / max(image.size)
+        small = image.resize((max(1, round(image.width * s)), max(1, round(image.height * s))), Image.Resampling.BOX)
+        _img, rotation, script = upright_with_script(small)
+        return (image.rotate(-rotation, expand=True) if rotation else image), rotation, script
+    o = detect_orientation(image)
+    if o is None:
+        return image, 0, ""
+    # The script is only worth passing on when OSD read enough text to be sure of anything.
+    script = o.script if o.script in TEXT_SCRIPTS and o.confidence >= ORIENT_MIN_CONF else ""
+    if not o.rotate_cw or o.confidence < ORIENT_MIN_CONF or o.script not in TEXT_SCRIPTS:
+        return image, 0, script
+    # PIL rotates counter-clockwise for positive angles.
+    turned = image.rotate(-o.rotate_cw, expand=True)
+    if o.rotate_cw != 180:
+        check = detect_orientation(turned)
+        if check is None or check.rotate_cw != 0 or check.confidence < ORIENT_MIN_CONF or check.script != o.script:
+            log.debug("OSD proposed %d deg (conf %.2f) but the check disagreed: %s", o.rotate_cw, o.confidence, check)
+            return image, 0, ""
+    # OSD's answer fixes the axis; which way up along it is decided by reading: OSD mistakes an
+    # upright page for an upside-down one (and its own second pass agrees), so the page is read
+    # both ways up and the way that reads better wins (``reads_better``).
+    if o.rotate_cw == 180:
+        verdict = reads_better(turned, image, o.script)
+        if verdict is None:
+            # No recognition model for the script: the old rule with a stricter confidence.
+            verdict = o.confidence >= ORIENT_180_MIN_CONF
+        if not verdict:
+            log.debug("OSD proposed 180 deg (conf %.2f); the page reads better as it is", o.confidence)
+            return image, 0, script
+        return turned, 180, o.script
+    flipped = turned.rotate(180, expand=True)
+    if reads_better(flipped, turned, o.script):
+        return flipped, (o.rotate_cw + 180) % 360, o.script
+    return turned, o.rotate_cw, o.script
+
+
+#: Recognition models that read a page both ways up, by OSD script (Latin text reads with
+#: English well enough to tell upright from upside down).
+READ_MODEL = {"Latin": "eng", "Han": "chi_sim", "Japanese": "jpn", "Katakana": "jpn", "Hiragana": "jpn"}
+#: Mean word confidence (0-100) by which the other way up must read better to be chosen.
+#: Measured on real pages (bench/bench_understand.py orient, bench/RESULTS.md): upright text
+#: reads at 80-95, upside-down text at 20-60.
+READ_MARGIN = 15.0
+#: Without a recognition model a 180 degree turn needs this OSD confidence: the upright pages
+#: OSD turned upside down scored 2.4-2.6 (issue 15); right answers on Latin pages 5.1-19.4.
+ORIENT_180_MIN_CONF = 5.0
+#: Height of the band read for the check (a fraction of the page's): the band with the most ink,
+#: so a short letter at the top of the page is read, at ~40 % of a whole page's cost.
+READ_BAND = 0.4
+#: Below this confidence on both readings there is no text to judge by (a photo, a blank page).
+READ_MIN_CONF = 30.0
+
+_read_local = threading.local()
+
+
+def _read_api(model: str) -> Any:
+    apis = getattr(_read_local, "apis", None)
+    if apis is None:
+        apis = _read_local.apis = {}
+    api = apis.get(model)
+    if api is None:
+        from tesserocr import OEM, PSM, PyTessBaseAPI
+
+        api = apis[model] = PyTessBaseAPI(path=tessdata_dir(), lang=model, psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
+    return api
+
+
+def read_confidence(image: Image.Image, script: str) -> float | None:
+    """Tesseract's mean word confidence on the inkiest band of ``image`` with the script's
+    model; None when there is no model (or no tesserocr) for it."""
+    model = READ_MODEL.get(script)
+    if model is None or not os.path.isfile(os.path.join(tessdata_dir(), f"{model}.traineddata")):
+        return None
+    band = _inkiest_band(image.convert("L"))
+    try:
+        api = _read_api(model)
+        api.SetImage(band)
+        api.Recognize()
+        conf = float(api.MeanTextConf())
+        api.Clear()
+    except Exception:
+        log.debug("orientation read check failed", exc_info=True)
+        return None
+    return conf
+
+
+def _inkiest_band(gray: Image.Image) -> Image.Image:
+    """The horizontal band of ``READ_BAND`` of the page's height with the most dark pixels."""
+    w, h = gray.size
+    band_h = max(1, int(h * READ_BAND))
+    step = max(1, h // 200)
+    rows = np.asarray(gray.reduce(step) if step > 1 else gray) < 128
+    ink = np.concatenate([[0], np.cumsum(rows.sum(axis=1))])
+    n = max(1, band_h // step)
+    if len(ink) - 1 <= n:
+        return gray
+    sums = ink[n:] - ink[:-n]
+    top = int(np.argmax(sums)) * step
+    return gray.crop((0, top, w, min(h, top + band_h)))
+
+
+def reads_better(candidate: Image.Image, current: Image.Image, script: str) -> bool | None:
+    """True when ``candidate`` reads clearly better than ``current`` (by ``READ_MARGIN``), False
+    when not, None when it cannot be read (no model for ``script``)."""
+    a = read_confidence(candidate, script)
+    if a is None:
+        return None
+    b = read_confidence(current, script)
+    if b is None or max(a, b) < READ_MIN_CONF:
+        return None
+    log.debug("orientation read check (%s): %.0f vs %.0f", script, a, b)
+    return a >= b + READ_MARGIN
+
+
+def detect_script(image: Image.Image) -> tuple[int, str, float]:
+    """(rotate_cw, script name, script confidence) from OSD; (0, "", 0.0) when unknown."""
+    o = detect_orientation(image)
+    if o is None:
+        return 0, "", 0.0
+    return o.rotate_cw, o.script, o.script_confidence

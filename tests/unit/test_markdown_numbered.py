@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
-from daemon.document.model import parse_document
+from daemon.document.parse import parse_document
 from daemon.writers.markdown import write_md
 from daemon.writers.text import write_txt
 

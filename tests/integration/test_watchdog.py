@@ -79,7 +79,7 @@ def test_long_document_keeps_pinging_while_pages_complete_and_stops_when_the_eng
         tmp_path,
         daemon={"state_dir": "state", "failed_dir": "failed", "rescan_interval": 60, "drain_timeout": 0, "workers": 1, "render_workers": 1},
         engine={"kind": "tesseract", "render_longest_edge": 256, "autorotate": False, "crop_borders": False,
-                "tesseract": {"threads": 1, "languages": ["en"], "hang_timeout": hang}},
+                "tesseract": {"threads": 1, "languages": ["en"], "hang_timeout": hang, "render_dpi": None}},
     )
     pings = Pings(tmp_path)
     monkeypatch.setenv("NOTIFY_SOCKET", pings.addr)

@@ -124,6 +124,7 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     serve)       step serve 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch off ;;
     serve_patched) step serve_patched 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch varlen --serve-port 8791 ;;
     cpu_cost)    step cpu_cost 240 python bench/bench_cpu_cost.py --results $R ;;
+    test_pdf)    step test_pdf 360 python -m pytest tests/gpu/test_pdf_vllm_gpu.py -q -p no:cacheprovider -rA ;;
     test_e)      step test_e 420 python -m pytest tests/gpu/test_e_data_parallel_gpu.py -q -p no:cacheprovider -rA -s ;;
     test_f)      step test_f 900 python -m pytest tests/gpu/test_f_openai_fleet_gpu.py -q -p no:cacheprovider -rA -s ;;
     # issue 19 (two or more GPUs; on one GPU the engine refuses to start): vLLM's data parallelism

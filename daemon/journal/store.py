@@ -665,16 +665,8 @@ def _row(row: sqlite3.Row) -> JournalRow:
 
 
 def _doc(row: sqlite3.Row) -> Document:
-    return Document(
-        id=int(row["id"]),
-        path=from_db_path(row["path"]) or Path(),
-        inbox=row["inbox"],
-        size=int(row["size"]),
-        mtime=float(row["mtime"]),
-        sha256=row["sha256"],
-        attempts=int(row["attempts"]),
-        state=DocState(row["state"]),
-    )
+    """The ``Document`` of a whole ``documents`` row (``SELECT *``)."""
+    return _row(row).document
 
 
 def status_summary(journal: Journal) -> dict[str, Any]:

@@ -1,5 +1,10 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
+(~570 lines: one engine whose worker threads, queue and drain share the per-thread loaded
+APIs with the page's passes (OSD, all-Latin read, re-read in the detected language, CJK and
+upside-down retries, scanned tables) and the measured constants behind each; a tenth of it is
+this docstring, and the language choice helpers alone are too small to stand as a module.)
+
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
 
 - ``start()`` checks that every needed traineddata file exists and loads one API per worker

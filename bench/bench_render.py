@@ -220,7 +220,7 @@ def languages(tmp: Path) -> None:
 
     from daemon.engines.tesseract import LATIN, TESS_CODES, tidy_text
     from daemon.pages.orient import tessdata_dir
-    from daemon.understand.classify import detect_language
+    from daemon.understand.language import detect_language
 
     opts = RenderOptions(autorotate=False)
     pages = {}

@@ -53,7 +53,7 @@ class Strict(BaseModel):
 
 
 class HttpCfg(Strict):
-    """``daemon.http``: the health/metrics/status endpoint and its page (daemon/service/http.py)."""
+    """``daemon.http``: the health/metrics/status endpoint and its pages (daemon/service/http.py, statuspage.py)."""
 
     listen: str = Field(
         "127.0.0.1:9750", description="`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (has a `/`)"

@@ -61,7 +61,7 @@ from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask, warm_
 from daemon.service import metrics
 from daemon.service.sources import Sources, changed
 from daemon.understand.classify import classify
-from daemon.understand.classify import warm as classify_warm
+from daemon.understand.language import warm as language_warm
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 from daemon.writers.convert import join_raw_pages
@@ -164,7 +164,7 @@ def warm_worker() -> None:
     VM (then 5 ms), which every worker would pay at once when a batch of documents finishes
     together."""
     warm_render()
-    classify_warm()
+    language_warm()
 
 
 def page_key(engine: str, opts: RenderOptions, languages: list[str] | None) -> str:

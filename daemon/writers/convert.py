@@ -75,9 +75,9 @@ def _stem(path: Path) -> str:
 
 
 def _detect_language(text: str) -> str:
-    """Language via ``daemon.understand.classify.detect_language`` when it is available, else ``en``."""
+    """Language via ``daemon.understand.language.detect_language`` when it is available, else ``en``."""
     try:
-        from daemon.understand.classify import detect_language
+        from daemon.understand.language import detect_language
     except Exception:  # classify is optional for convert: fall back rather than fail
         log.info("language detection unavailable; assuming en")
         return "en"

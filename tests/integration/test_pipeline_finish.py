@@ -130,9 +130,9 @@ def test_render_workers_run_at_the_configured_nice_steps(pipe: Pipeline, tmp_pat
 
 def _language_model_loaded() -> bool:
     """Run in a render worker: whether classification's language model is loaded there."""
-    import daemon.understand.classify
+    import daemon.understand.language
 
-    return daemon.understand.classify._identifier is not None
+    return daemon.understand.language._identifier is not None
 
 
 def test_warm_loads_the_language_model_in_the_render_worker(pipe: Pipeline) -> None:

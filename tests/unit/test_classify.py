@@ -1,4 +1,4 @@
-"""Unit tests of daemon.understand.classify: language detection, features, doctype scoring, explain text."""
+"""Unit tests of daemon.understand.classify and .language: language detection, features, doctype scoring, explain text."""
 
 from __future__ import annotations
 
@@ -6,14 +6,8 @@ import pytest
 
 from daemon.config import Config, parse_config_text
 from daemon.models import Classification
-from daemon.understand.classify import (
-    classify,
-    detect_language,
-    detect_math,
-    detect_table,
-    fold,
-    format_explain,
-)
+from daemon.understand.classify import classify, detect_math, detect_table, format_explain
+from daemon.understand.language import detect_language, fold
 from daemon.understand.route import RouteExplain
 
 # ----------------------------------------------------------------------------- language

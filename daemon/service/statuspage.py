@@ -1,0 +1,177 @@
+"""The daemon's HTML pages: the status page, the upload form and an upload's page, with the
+pages-per-second SVG chart. Rendered on the server from the dicts ``daemon.service.http`` serves
+as JSON too; no JavaScript (the pages reload themselves) and no template engine.
+
+Contract:
+- ``page_html(status, upload=...)``, ``upload_form_html(inboxes, max_mb=..., token=...)`` and
+  ``upload_page_html(state)`` return a whole HTML document as a string. Pure apart from
+  ``upload_page_html`` reading the start of a finished upload's text output (``PREVIEW_CHARS``).
+- Every value from a document, a file name, the config or the journal goes through ``_e``
+  (``html.escape`` with quotes): the pages show OCR text and names the daemon does not control.
+- The pages need only ``style-src 'unsafe-inline'`` under the Content-Security-Policy ``http``
+  sends with them (no script, no external resource; forms post only to ``/upload``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from daemon.config import InboxCfg
+from daemon.names import display
+
+#: Characters of the text output shown on an upload's page.
+PREVIEW_CHARS = 20_000
+
+_CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:70em}
+h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
+table{border-collapse:collapse}td,th{padding:.25em .8em .25em 0;text-align:left;vertical-align:top}
+th{font-weight:600;border-bottom:1px solid #ccc}.num{text-align:right;font-variant-numeric:tabular-nums}
+.ok{color:#176117;font-weight:600}.bad{color:#a11;font-weight:600}.dim{color:#777}
+progress{width:16em;height:1em}.reason{color:#a11}pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:40em}
+"""
+
+
+def _e(v: Any) -> str:
+    return html.escape(str(v), quote=True)
+
+
+def _duration(s: float | None) -> str:
+    if s is None:
+        return "—"
+    s = int(s)
+    return f"{s // 3600}h {s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m {s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def _doc(title: str, body: str, refresh: int | None) -> str:
+    meta = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">{meta}<title>{_e(title)}</title>'
+            f'<meta name="viewport" content="width=device-width"><style>{_CSS}</style></head><body>{body}</body></html>')
+
+
+def _rate_chart(history: list[dict[str, float]]) -> str:
+    """Pages/s per minute as an inline SVG bar chart."""
+    w, h, gap = 24, 60, 4
+    top = max((b["pages_per_second"] for b in history), default=0.0) or 1.0
+    bars = []
+    for i, b in enumerate(history):
+        bh = round(h * b["pages_per_second"] / top, 1)
+        when = datetime.fromtimestamp(b["start"]).strftime("%H:%M")
+        bars.append(f'<rect x="{i * (w + gap)}" y="{h - bh}" width="{w}" height="{bh}" fill="#3b73b9">'
+                    f'<title>{when}: {b["pages_per_second"]:.2f} pages/s ({int(b["pages"])} pages)</title></rect>')
+    width = len(history) * (w + gap)
+    first = datetime.fromtimestamp(history[0]["start"]).strftime("%H:%M") if history else ""
+    return (f'<svg role="img" aria-label="pages per second per minute" width="{width}" height="{h + 16}" '
+            f'xmlns="http://www.w3.org/2000/svg"><line x1="0" y1="{h}" x2="{width}" y2="{h}" stroke="#999"/>'
+            f'{"".join(bars)}<text x="0" y="{h + 13}" font-size="11" fill="#555">{first}</text>'
+            f'<text x="{width}" y="{h + 13}" font-size="11" fill="#555" text-anchor="end">now · max {top:.2f} pages/s</text></svg>')
+
+
+def _progress_cell(d: dict[str, Any]) -> str:
+    total, done = d["pages_total"], d["pages_done"]
+    if total is None:
+        return '<progress></progress> <span class="dim">opening the file…</span>'
+    pct = 100 * done / total if total else 0
+    return (f'<progress max="{total}" value="{done}">{pct:.0f} %</progress> '
+            f'<span class="progress-text">{done} / {total} pages ({pct:.0f} %)</span>')
+
+
+def page_html(st: dict[str, Any], *, upload: bool) -> str:
+    """The status page of ``HttpEndpoint.status()``; ``upload``: link the upload form."""
+    live = st["live"]
+    ready = ('<span class="ok">ready</span>' if live["ready"]
+             else f'<span class="bad">not ready</span> <span class="dim">{_e("; ".join(live["not_ready"]))}</span>')
+    counts = st["counts"]
+    from daemon.models import DocState
+
+    rows = "".join(f'<tr><td>{s.value}</td><td class="num">{counts.get(s.value, 0)}</td></tr>' for s in DocState)
+    docs = live["documents"]
+    if docs:
+        prog = "".join(
+            f'<tr class="doc"><td class="name">{_e(d["name"])}</td><td>{_e(d["inbox"])}</td><td>{_progress_cell(d)}</td>'
+            f'<td class="num">{d["pages_per_second"]:.2f}</td><td class="num">{_duration(d["eta_seconds"])}</td></tr>'
+            for d in docs
+        )
+        progress = ('<table id="in-progress"><tr><th>document</th><th>inbox</th><th>progress</th><th>pages/s</th>'
+                    f'<th>ETA</th></tr>{prog}</table>')
+    else:
+        progress = '<p class="dim" id="in-progress">nothing in progress</p>'
+    fails = st["recent_failures"]
+    if fails:
+        frows = "".join(
+            f'<tr><td>{_e(Path(f["path"]).name)}</td><td class="reason">{_e(f["error"])}</td>'
+            f'<td class="dim">{_e(f["final_path"] or "")}</td></tr>' for f in fails
+        )
+        failures = f'<table id="failures"><tr><th>file</th><th>reason</th><th>now at</th></tr>{frows}</table>'
+    else:
+        failures = '<p class="dim" id="failures">no failures</p>'
+    up = '<p><a href="/upload">Try a file…</a></p>' if upload else ""
+    body = f"""
+<h1>ocr-daemon</h1>
+<p>{ready} · engine <b>{_e(live["engine"])}</b> · up {_duration(live["uptime_seconds"])} ·
+<b>{live["pages_per_second"]:.2f}</b> pages/s (last minute), {live["pages_per_second_5min"]:.2f} (5 min) ·
+{live["pages_since_start"]} pages since start</p>
+{up}
+<h2>Queue</h2>
+<p id="queue"><b>{live["queue"]}</b> queued · <b>{live["processing"]}</b> processing · <b>{live["settling"]}</b> settling (waiting to be unchanged)</p>
+<table id="counts"><tr><th>journal state</th><th class="num">documents</th></tr>{rows}</table>
+<h2>In progress</h2>
+{progress}
+<h2>Pages per second, last {len(live["history"])} minutes</h2>
+{_rate_chart(live["history"])}
+<h2>Recent failures</h2>
+{failures}
+<p class="dim">Reloads every 5 s · <a href="/status">/status</a> (JSON) · <a href="/metrics">/metrics</a> · <a href="/healthz/ready">/healthz/ready</a></p>
+"""
+    return _doc("ocr-daemon", body, refresh=5)
+
+
+def upload_form_html(inboxes: Sequence[InboxCfg], *, max_mb: int, token: str) -> str:
+    """The upload form: an inbox to choose, the file, the per-process ``token``."""
+    opts = "".join(f'<option value="{_e(ib.name)}">{_e(ib.name)} ({_e(display(ib.path))})</option>' for ib in inboxes)
+    body = f"""
+<h1>Try a file</h1>
+<p>The file is dropped into the inbox you choose and goes the normal way: it waits until it is
+complete, is journaled, OCRed and routed by <code>rules.yaml</code>. Largest file: {max_mb} MiB.</p>
+<form method="post" action="/upload" enctype="multipart/form-data">
+<input type="hidden" name="token" value="{_e(token)}">
+<p><label>Inbox <select name="inbox">{opts}</select></label></p>
+<p><input type="file" name="file" required></p>
+<p><button type="submit">Upload</button></p>
+</form>
+<p><a href="/">Back to the status page</a></p>
+"""
+    return _doc("ocr-daemon: try a file", body, refresh=None)
+
+
+def upload_page_html(state: dict[str, Any]) -> str:
+    """An upload's page of ``HttpEndpoint.upload_state()``: reloads every 2 s until it is finished."""
+    s = state["state"]
+    finished = s in ("done", "duplicate", "failed", "superseded")
+    lines = [f'<h1>{_e(state["name"])}</h1>', f'<p>inbox <b>{_e(state["inbox"])}</b> · state <b id="state">{_e(s)}</b></p>']
+    if s == "settling":
+        lines.append('<p class="dim">waiting until the file is unchanged (stability delay), then it is journaled</p>')
+    if "progress" in state:
+        lines.append(f"<p>{_progress_cell(state['progress'])}</p>")
+    if state.get("error") and s in ("failed", "queued"):
+        lines.append(f'<p class="reason">{_e(state["error"])}</p>')
+    if s == "duplicate":
+        lines.append(f'<p>the same content as doc-{_e(state["duplicate_of"])}: not OCRed again; its sidecar links to the earlier outputs</p>')
+    if s == "done":
+        lines.append(f'<p>language <b>{_e(state["language"])}</b> · type <b>{_e(state["doctype"])}</b> · '
+                     f'route <b>{_e(state["route"])}</b> · {_e(state["pages"])} page(s)</p>')
+    if s in ("done", "duplicate"):
+        outs = state.get("outputs") or []
+        lines.append("<h2>Outputs</h2><ul id=\"outputs\">" + "".join(f"<li>{_e(o)}</li>" for o in outs) + "</ul>")
+        text = next((o for o in outs if o.endswith(".txt")), None) or next((o for o in outs if o.endswith(".md")), None)
+        if text:
+            with contextlib.suppress(OSError):
+                preview = Path(text).read_text(encoding="utf-8", errors="replace")[:PREVIEW_CHARS]
+                lines.append(f"<h2>{_e(Path(text).name)}</h2><pre>{_e(preview)}</pre>")
+    lines.append('<p><a href="/">Status page</a> · <a href="/upload">another file</a></p>')
+    return _doc(f"ocr-daemon: {state['name']}", "\n".join(lines), refresh=None if finished else 2)

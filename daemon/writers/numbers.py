@@ -87,13 +87,13 @@ def parse_number(text: str, language: str) -> Number | None:
     if s.endswith("%"):
         pct, s = True, s[:-1].rstrip(_SPACES)
     sign = ""
-    if s[:1] in "+-":
+    if s[:1] in ("+", "-"):
         sign, s = s[0], s[1:].lstrip(_SPACES)
     prefix = suffix = ""
     m = _CUR_PREFIX.match(s)
     if m and not pct:
         prefix, s = m.group(1) + m.group(2), s[m.end() :]
-        if not sign and s[:1] in "+-":
+        if not sign and s[:1] in ("+", "-"):
             sign, s = s[0], s[1:]
     else:
         m2 = _CUR_SUFFIX.search(s)

@@ -66,3 +66,10 @@ def test_numbers_in_locale(text: str, lang: str, value: float, fmt: str) -> None
 )
 def test_not_numbers(text: str, lang: str) -> None:
     assert parse_number(text, lang) is None
+
+
+def test_a_lone_sign_or_currency_is_not_a_number() -> None:
+    # found by tests/integration/test_writer_fuzz.py: a cell "$" left an empty string after the
+    # currency, and '"" in "+-"' is true in Python, so the sign check indexed past its end
+    for text in ("$", "-", "+", "€ -", "( )", "%"):
+        assert parse_number(text, "en") is None

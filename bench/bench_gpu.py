@@ -583,7 +583,10 @@ def daemon_config(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "workers": args.doc_workers,
                    "render_workers": args.render_workers, "pages_in_flight_per_document": 64, "log_level": "INFO",
                    "rescan_interval": 3600, "http": None, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
-        "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False,
+        # text_layer ocr: the bench's PDFs are born-digital (insert_text), and under the default
+        # auto the daemon reads them from their text layer without the GPU (2026-12-01 06:15,
+        # e0ec28e: 256 pages in 2.27 s); the row measures the engine path, as a scan would take
+        "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False, "text_layer": "ocr",
                    "sampling": {"max_tokens": args.out_tokens}, "debug": bench_debug(args, daemon=True),
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,

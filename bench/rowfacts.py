@@ -98,6 +98,7 @@ def daemon_facts(cfg: Any, cpu_count: int | None = None) -> dict[str, Any]:
         "ignore_eos": e.debug.ignore_eos,
         "autorotate": e.autorotate,
         "crop_borders": e.crop_borders,
+        "text_layer": e.text_layer,  # auto reads born-digital PDF pages without the engine
         # service.worker_count and the pipeline's render pool, for 0 (= auto)
         "workers": d.workers or max(4, e.vllm.max_pages_in_flight // 2),
         "render_workers": d.render_workers or max(1, cpus // 2),

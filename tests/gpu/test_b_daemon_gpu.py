@@ -53,7 +53,7 @@ def write_config(tmp: Path, model: Path) -> Path:
     cfg = {
         "daemon": {"state_dir": str(tmp / "state"), "failed_dir": str(tmp / "failed"), "workers": 4,
                    "render_workers": 2, "rescan_interval": 5, "log_level": "INFO", "http": None},
-        "engine": {"kind": "vllm", "model": str(model), "sampling": {"max_tokens": 32},
+        "engine": {"kind": "vllm", "model": str(model), "sampling": {"max_tokens": 32}, "text_layer": "ocr",
                    "vllm": {"load_format": "dummy", "gpu_memory_utilization": 0.35, "hang_timeout": 120},
                    "debug": {"pixtral_marker": str(tmp / "pixtral.jsonl")}},
         "inboxes": [{"path": str(tmp / "inbox"), "stability_delay": 0.5}],

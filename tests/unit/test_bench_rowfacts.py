@@ -91,7 +91,7 @@ def test_daemon_row_config_and_the_facts_it_records(tmp_path: Path) -> None:
     assert e.debug.pixtral_marker == args.marker and Path(args.marker).parent == tmp_path / "r"
     assert (e.vllm.pixtral_patch, e.vllm.kv_cache_dtype, e.sampling.max_tokens) == ("off", "fp8", 500)
     facts = rowfacts.daemon_facts(cfg, cpu_count=16)
-    assert facts == {"page_guards": False, "ignore_eos": True, "autorotate": False, "crop_borders": True, "workers": 32,
+    assert facts == {"page_guards": False, "ignore_eos": True, "autorotate": False, "crop_borders": True, "text_layer": "ocr", "workers": 32,
                      "render_workers": 8, "stability_delay_s": 0.5,
                      "sampling": {"temperature": 0.2, "top_p": 0.9, "max_tokens": 500, "ignore_eos": True}}
     # the daemon's own rule for 0 (auto) workers

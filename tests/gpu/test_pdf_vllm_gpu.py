@@ -44,8 +44,14 @@ def test_pdf_output_vllm(tmp_path: Path, dummy_model: Path) -> None:
     cfg = {
         "daemon": {"state_dir": str(tmp_path / "state"), "failed_dir": str(tmp_path / "failed"), "workers": 2,
                    "render_workers": 2, "rescan_interval": 5},
-        # 512 tokens of noise per page: about as much text as the page's lines hold
+        # 512 tokens of noise per page, exactly (ignore_eos, page guards off): about as much text as
+        # the page's lines hold. With the guards on (device run of 2026-12-01 06:05, e0ec28e) the
+        # placement fell back to blocks: the text's length was outside the band pdflayout trusts
+        # for the 40-48 lines found, most likely because noise never ends, so every page ran to
+        # max_tokens and was banded (its text recognised again in two or more bands); the true
+        # text of these pages is 1.7 characters per em of line, well inside the band.
         "engine": {"kind": "vllm", "model": str(dummy_model), "sampling": {"max_tokens": 512},
+                   "debug": {"ignore_eos": True, "page_guards": False},
                    "vllm": {"load_format": "dummy", "gpu_memory_utilization": 0.35, "hang_timeout": 120}},
         "inboxes": [{"path": str(tmp_path / "inbox"), "stability_delay": 0.5}],
         "routes": [{"name": "all", "formats": ["pdf", "json"], "destination": str(tmp_path / "out")}],

@@ -57,7 +57,7 @@ def daemon_run(pdf: bytes, pages: int, edge: int, records: bool) -> dict[str, An
         (tmp / "inbox").mkdir()
         cfg = {
             "daemon": {"state_dir": "state", "failed_dir": "failed", "rescan_interval": 3600, "page_records": records},
-            "engine": {"kind": "tesseract", "render_longest_edge": edge, "tesseract": {"languages": ["en"]}},
+            "engine": {"kind": "tesseract", "render_longest_edge": edge, "tesseract": {"languages": ["en"], "render_dpi": None}},  # pages at the edge asked for
             "inboxes": [{"path": "inbox", "stability_delay": 0.3}],
             "routes": [{"name": "all", "destination": "out", "formats": ["txt", "json"]}],
         }

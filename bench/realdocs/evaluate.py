@@ -26,6 +26,9 @@ Metrics (the summary; one JSON row per document goes to --out):
     tokens, case-folded and stripped of surrounding punctuation, and every CJK/kana character counts
     as one word.
   * CER = Levenshtein distance(ref, hyp) / len(ref) on the normalised strings (can exceed 1).
+  * txt word recall: the same word recall with the document's `.txt` output as the hypothesis
+    (the text a user reads: the raw `page_texts` of a page read from its layer are Markdown, with
+    escapes, heading marks, HTML tables and joined hyphenations that count as misses above).
   Averages are means over documents (macro).
 - tables: of the documents labelled has_table, how many produced >= 1 CSV (`<stem>.table-*.csv`);
   also how many documents labelled without a table produced one.
@@ -305,6 +308,12 @@ def evaluate_doc(doc: dict, path: Path, tmp: Path, args, rules: Path, env: dict)
         ref = "\n".join(text_layer(path))
         wr, c = word_recall(ref, hyp), cer(ref, hyp)
         row["word_recall"] = None if wr is None else round(wr, 4)
+        # the same against the txt output (what a user reads as the text: no Markdown escapes,
+        # headings or HTML tables, hyphenated line ends as the writer joins them)
+        txts = sorted((tmp / "out").rglob(f"{path.stem}.txt"))
+        if txts:
+            wt = word_recall(ref, txts[0].read_text(encoding="utf-8"))
+            row["txt_word_recall"] = None if wt is None else round(wt, 4)
         row["cer"] = None if c is None else round(c, 4)
         row["ref_words"] = len(words(ref))
     if labels.get("expected_cells"):
@@ -340,6 +349,7 @@ def summarise(rows: list[dict], meta: dict) -> dict:
     s["doctype_confusion"] = {f"{e} -> {g}": n for (e, g), n in sorted(conf.items())}
     bd = [r for r in rows if r["born_digital"] and "word_recall" in r]
     s["born_digital"] = {"n": len(bd), "word_recall_mean": mean([r["word_recall"] for r in bd]),
+                         "txt_word_recall_mean": mean([r.get("txt_word_recall") for r in bd]),
                          "cer_mean": mean([r["cer"] for r in bd])}
     tab = [r for r in rows if r["has_table"]]
     notab = [r for r in rows if not r["has_table"]]
@@ -376,6 +386,7 @@ def summary_markdown(s: dict, rows: list[dict]) -> str:
               f"| doctype accuracy | {acc(s['doctype_accuracy'])} |",
               f"| doctype accuracy (lenient) | {acc(s['doctype_accuracy_lenient'])} |",
               f"| born-digital word recall (mean, n={s['born_digital']['n']}) | {s['born_digital']['word_recall_mean']} |",
+              f"| born-digital word recall of the txt output (mean) | {s['born_digital'].get('txt_word_recall_mean')} |",
               f"| born-digital CER (mean) | {s['born_digital']['cer_mean']} |",
               f"| table documents with >= 1 CSV | {s['tables']['with_csv']}/{s['tables']['labelled_with_table']} |",
               f"| documents without a table but with CSV | {s['tables']['labelled_without_table_but_csv']} |",

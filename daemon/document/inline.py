@@ -207,7 +207,21 @@ def _normalize_pass(s: str, *, parens: bool) -> str:
     return "".join(out)
 
 
-_MD_ESCAPE = re.compile(r"([\\`*_$<\[\]~|])")
+# Brackets are left as they are: "[1]" is literal text in CommonMark unless a link follows, and
+# "\\[...\\]" is what the engines write for display math, which normalize_inline repairs to "$$": an
+# escaped "[mut/Mb]" from a PDF's text layer came out as "$$mut/Mb$$" (real-world set, 2026-12-01).
+# Only the "[" of a "[text](" that would make an inline link is escaped (_MD_LINK_OPEN); "\\[" with
+# no "\\]" after it is no math, and the inline parser reads it as a literal "[".
+_MD_ESCAPE = re.compile(r"([\\`*_$<~|])")
+_MD_LINK_OPEN = re.compile(r"\[(?=[^\[\]\n]*\]\()")
+
+
+def escape_markdown_chars(text: str) -> str:
+    """``text`` with the characters that would start Markdown or math markup escaped (inline;
+    line starts are ``escape_plain``'s)."""
+    return _MD_LINK_OPEN.sub(r"\\[", _MD_ESCAPE.sub(r"\\\1", text))
+
+
 _MD_LINE_START = re.compile(r"^(\s*)(#{1,6}\s|[-+*]\s|\d{1,9}[.)]\s|>|={3,}\s*$|-{3,}\s*$)")
 
 
@@ -215,7 +229,7 @@ def escape_plain(text: str) -> str:
     """Plain text (Tesseract) -> inline Markdown that means exactly that text."""
     lines = []
     for line in text.split("\n"):
-        line = _MD_ESCAPE.sub(r"\\\1", line)
+        line = escape_markdown_chars(line)
         m = _MD_LINE_START.match(line)
         if m and m.group(2)[0].isdigit():
             # CommonMark escapes only ASCII punctuation: "\1." shows the backslash; "1\." is a

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from daemon.document.inline import _MD_ESCAPE
+from daemon.document.inline import escape_markdown_chars
 from daemon.document.model import Block, Cell, Heading, ListBlock, ListItem, Paragraph, Table
 from daemon.models import PageText
 from daemon.pages.tables import Grid
@@ -49,7 +49,7 @@ _ENUM_START = re.compile(r"^(\d{1,9})([.)])(\s|$)")
 
 def _esc(text: str) -> str:
     """Plain text -> inline Markdown that means that text (inside a line)."""
-    return _MD_ESCAPE.sub(r"\\\1", text)
+    return escape_markdown_chars(text)
 
 
 def _esc_start(text: str) -> str:

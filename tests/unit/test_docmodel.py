@@ -220,3 +220,21 @@ def test_html_table_keeps_no_break_spaces() -> None:
     t = parse_html_table("<table><tr><td> Abb.&nbsp;2 \n  x </td><td>&nbsp;</td></tr></table>")
     assert t is not None
     assert t.expanded() == [["Abb.\u00a02 x", "\u00a0"]]
+
+
+def test_brackets_of_plain_text_stay_brackets_not_display_math() -> None:
+    # A PDF's text layer (daemon.document.layout) and Tesseract paragraphs are escaped into
+    # Markdown; "\[mut/Mb\]" was then read as the engines' display math and written "$$mut/Mb$$"
+    # (real-world set, 2026-12-01). Brackets now stay as they are; a link-like "[a](b)" keeps
+    # its text literal.
+    from daemon.document.inline import escape_plain
+    from daemon.writers.markdown import write_md
+    from daemon.writers.text import write_txt
+
+    plain = "megabase [mut/Mb]) see [1], [a](http://x) and $5"
+    doc = parse_document([escape_plain(plain)], markdown=True, language="en")
+    assert write_txt(doc).strip() == plain
+    md = write_md(doc)
+    assert "$$" not in md and "[mut/Mb]" in md
+    again = parse_document([md.split("\n", 2)[2]], markdown=True, language="en")
+    assert write_txt(again).strip() == plain

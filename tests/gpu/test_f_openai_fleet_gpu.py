@@ -24,21 +24,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpu.test_b_daemon_gpu import make_pdf  # tests/ is on sys.path (tests/conftest.py)
+
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 PORTS = (8811, 8812)
 CHAT = '"POST /v1/chat/completions'
-
-
-def make_pdf(path: Path, pages: int, label: str) -> None:
-    import pymupdf
-
-    doc = pymupdf.open()
-    for i in range(pages):
-        p = doc.new_page(width=595, height=842)
-        for k in range(30):
-            p.insert_text((50, 60 + k * 24), f"{label} page {i + 1} line {k}: invoice total 1.234,56 EUR", fontsize=11)
-    doc.save(str(path))
 
 
 def env() -> dict[str, str]:
@@ -88,7 +79,9 @@ def write_configs(tmp: Path, model: Path) -> tuple[Path, Path]:
     daemon = {
         "daemon": {"state_dir": str(tmp / "state"), "failed_dir": str(tmp / "failed"), "workers": 6,
                    "render_workers": 2, "rescan_interval": 5, "log_level": "INFO"},
-        "engine": {"kind": "openai", "model": str(model), "sampling": {"max_tokens": 32},
+        # text_layer ocr: the test PDFs are born-digital; under the default auto the daemon would
+        # read them from their text layer and send the servers nothing (as test_b found, e0ec28e)
+        "engine": {"kind": "openai", "model": str(model), "sampling": {"max_tokens": 32}, "text_layer": "ocr",
                    "openai": {"base_urls": [f"http://127.0.0.1:{p}/v1" for p in PORTS], "concurrency": 32,
                               "retries": 4, "timeout": 300, "down_backoff": 1.0, "down_backoff_max": 8.0}},
         "inboxes": [{"path": str(tmp / "inbox"), "stability_delay": 0.5}],

@@ -224,7 +224,9 @@ def _gpu_name() -> str:
 
 
 def make_pages(args: argparse.Namespace) -> None:
-    """PDFs of ``--pages-per-doc`` pages of dense text + each page pre-rendered as PNG (2x)."""
+    """PDFs of ``--pages-per-doc`` pages of dense text + each page pre-rendered as PNG (2x), and
+    the same documents as scans (``scan/``: each page its 2x PNG in an image-only PDF page, no
+    text layer) for the daemon row with ``--scans``."""
     import random
 
     import pymupdf as fitz
@@ -232,6 +234,7 @@ def make_pages(args: argparse.Namespace) -> None:
     d = Path(args.dir)
     (d / "pdf").mkdir(parents=True, exist_ok=True)
     (d / "png").mkdir(parents=True, exist_ok=True)
+    (d / "scan").mkdir(parents=True, exist_ok=True)
     rnd = random.Random(7)
     words = ["invoice", "total", "amount", "date", "payment", "account", "reference", "order", "customer", "tax", "due"]
     n = 0
@@ -249,6 +252,12 @@ def make_pages(args: argparse.Namespace) -> None:
             n += 1
         doc.save(str(d / "pdf" / f"doc{di:03d}.pdf"))
         doc.close()
+        scan = fitz.open()
+        for k in range(n - args.pages_per_doc, n):
+            sp = scan.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
+            sp.insert_image(sp.rect, filename=str(d / "png" / f"p{k:05d}.png"))
+        scan.save(str(d / "scan" / f"doc{di:03d}.pdf"))
+        scan.close()
     for k in range(3):  # distinct content: the journal would link identical files as duplicates
         one = fitz.open()
         p = one.new_page(width=PAGE_PT[0], height=PAGE_PT[1])
@@ -395,7 +404,7 @@ def row_engine_async(args: argparse.Namespace) -> None:
             await asyncio.sleep(1)
             record(args, {"row": "engine-async-sampler-trace", "pages": len(pages),
                           **summarise_sampler_trace(args.sampler_trace, traced_before)}, engine_facts(args, getattr(llm, "vllm_config", None), kw, args.greedy))
-        if args.phases:
+        if args.phases or args.phases_short:
             await phases(llm, prompt, pages, dt, one, rendered_at)
         llm.shutdown()
 
@@ -446,7 +455,8 @@ def row_engine_async(args: argparse.Namespace) -> None:
         # if a row is ever run with the cache on.
         greedy = sampling(args, temperature=0.0, top_p=1.0, output_kind=RequestOutputKind.FINAL_ONLY)
         topp = sampling(args, output_kind=RequestOutputKind.FINAL_ONLY)
-        for k, (name, sp) in enumerate((("greedy_full_s", greedy), ("topp_again_s", topp)), start=1):
+        passes = () if args.phases_short else (("greedy_full_s", greedy), ("topp_again_s", topp))
+        for k, (name, sp) in enumerate(passes, start=1):
             fresh = [_one_pixel_changed(im, k) for im in pages]
             rendered_at.clear()
             t = time.time()
@@ -585,8 +595,11 @@ def daemon_config(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                    "rescan_interval": 3600, "http": None, **({"render_nice": args.render_nice} if args.render_nice >= 0 else {})},
         # text_layer ocr: the bench's PDFs are born-digital (insert_text), and under the default
         # auto the daemon reads them from their text layer without the GPU (2026-12-01 06:15,
-        # e0ec28e: 256 pages in 2.27 s); the row measures the engine path, as a scan would take
-        "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False, "text_layer": "ocr",
+        # e0ec28e: 256 pages in 2.27 s); the row measures the engine path, as a scan would take.
+        # --scans --text-layer auto: the same pages as image-only PDFs under the default, i.e. the
+        # text-layer check on every page before it goes to the engine (issue 15: it must not slow
+        # the GPU rows)
+        "engine": {"kind": args.engine_kind, "model": str(args.model), "autorotate": False, "text_layer": args.text_layer,
                    "sampling": {"max_tokens": args.out_tokens}, "debug": bench_debug(args, daemon=True),
                    "vllm": {"load_format": "dummy", "max_num_batched_tokens": args.mbt, "max_num_seqs": args.seqs,
                             "gpu_memory_utilization": args.gpu_util, "max_pages_in_flight": args.in_flight,
@@ -624,6 +637,8 @@ def _count_json(folder: Path) -> int:
 
 def row_daemon(args: argparse.Namespace) -> None:
     """``ocr-daemon run`` (forced output length through ``engine.debug``); PDFs dropped into the inbox at once."""
+    if args.scans and not hasattr(args, "row_name"):
+        args.row_name = "daemon-scans"
     work = Path(args.dir) / f"daemon-{int(time.time())}"
     for sub in ("inbox", "out", "state", "failed", "stage"):
         (work / sub).mkdir(parents=True)
@@ -655,7 +670,7 @@ def row_daemon(args: argparse.Namespace) -> None:
             while _count_json(out) <= before:
                 time.sleep(0.02)
             lat.append(time.time() - t1)
-        pdfs = sorted((Path(args.dir) / "pdf").glob("*.pdf"))[: args.docs_limit or None]
+        pdfs = sorted((Path(args.dir) / ("scan" if args.scans else "pdf")).glob("*.pdf"))[: args.docs_limit or None]
         staged = []
         for p in pdfs:
             dst = work / "stage" / p.name
@@ -857,6 +872,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--mixed", type=float, default=0.0,
                     help="daemon row: afterwards drop big.pdf, then one 1-page file this many seconds later; "
                          "record the small file's latency (0 = skip)")
+    ap.add_argument("--phases-short", action="store_true",
+                    help="engine-async: --phases without the two extra full passes (greedy, top-p again): the "
+                         "encoder's share for a row that is slow (vLLM's own encoder) or a session short of time")
     ap.add_argument("--phases", action="store_true",
                     help="engine-async: after the row, time input processing alone, encoder+prefill (1 output token) "
                          "and text-only prefill of the same length, to split the time by stage")
@@ -866,6 +884,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--render-nice", type=int, default=-1, help="daemon row: daemon.render_nice (-1 = the daemon's default)")
     ap.add_argument("--engine-kind", default="vllm", help="daemon row: engine (tesseract for a CPU dry run)")
     ap.add_argument("--serve-port", type=int, default=8790, help="serve row: the vllm serve port (bench_serve.py)")
+    ap.add_argument("--scans", action="store_true", help="daemon row: drop the image-only PDFs (scan/) instead of the born-digital ones")
+    ap.add_argument("--text-layer", default="ocr", choices=["auto", "ocr"], help="daemon row: engine.text_layer")
     ap.add_argument("--dp", type=int, default=1, help="engine.vllm.data_parallel_size of the row (0 = auto: every visible GPU)")
     return ap
 

@@ -115,7 +115,14 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     test_a)      step test_a 420 python -m pytest tests/gpu/test_a_vllm_engine_gpu.py -q -p no:cacheprovider -rA -s ;;
     test_d)      step test_d 420 python -m pytest tests/gpu/test_d_pixtral_modes_gpu.py -q -p no:cacheprovider -rA ;;
     engine_fp8)  step engine_fp8 240 $B engine-async --dir $W --results $R --kv-dtype fp8 ;;
+    # the fp8 rows with the encoder's share (input processing, encoder + prefill for 1 token): the
+    # varlen/FA3 encoder and vLLM's own as shipped, everything else equal (issue 14's stock row)
+    engine_fp8s) step engine_fp8s 260 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short ;;
+    engine_fp8_stock) OCR_DAEMON_PIXTRAL_PATCH=off step engine_fp8_stock 330 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short --pixtral-patch off ;;
     daemon_fp8)  step daemon_fp8 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
+    # issue 15: the same pages as scans (image-only PDFs) under text_layer auto, the default: every
+    # page's text-layer check, then the engine; compare with daemon_fp8 and engine_fp8
+    daemon_fp8_scans) step daemon_fp8_scans 260 $B daemon --dir $W --results $R --kv-dtype fp8 --scans --text-layer auto ;;
     engine_4096) step engine_4096 240 $B engine-async --dir $W --results $R --mbt 4096 ;;
     # issue 18 (scale-out). serve / serve_patched: one vllm serve with the daemon's fp8 settings
     # (daemon.engines.serve), vLLM's own encoder / the varlen patch in its engine core; rows

@@ -137,7 +137,7 @@ def settings_text(r: dict[str, Any]) -> str:
     d = r.get("daemon") or {}
     if d:
         parts.append(f"guards={'on' if d.get('page_guards') else 'off'} autorotate={'on' if d.get('autorotate') else 'off'} "
-                     f"workers={d.get('workers')} render_workers={d.get('render_workers')}")
+                     f"text_layer={d.get('text_layer', '?')} workers={d.get('workers')} render_workers={d.get('render_workers')}")
     if r.get("render_nice", "auto") != "auto":
         parts.append(f"render_nice={r['render_nice']}")
     if r.get("client"):

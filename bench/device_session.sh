@@ -37,11 +37,18 @@
 set -u
 export OCR_BENCH_RUN=${OCR_BENCH_RUN:-$(date -u +%Y-%m-%dT%H:%MZ)}
 export OCR_BENCH_COMMIT=${OCR_BENCH_COMMIT:-$(git rev-parse HEAD 2>/dev/null || cat .bench-commit 2>/dev/null || echo unknown)}
-rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
-cd /tmp/repo || exit 1
 export OUT=/tmp/res CALL_LIMIT=${SESSION_LIMIT:-1700}
 mkdir -p $OUT
-source bench/device_env.sh
+# DONE on every exit, a failed install included: device_wait.sh then returns at once instead of
+# waiting out its call (2026-12-01 08:11: a missing part cost one 9-minute call of the budget)
+trap 'touch $OUT/DONE' EXIT
+# The wheel parts carried into this tree go to /tmp/devparts first: the copy below leaves them
+# out (they are 400 MB), and install.sh looks for them there (the same 08:11 call: the last part,
+# carried with this call, was left out of the copy and the install stopped at an incomplete tar).
+mkdir -p /tmp/devparts && cp -n .devwh/part* /tmp/devparts/ 2>/dev/null
+rm -rf /tmp/repo && mkdir -p /tmp/repo && tar cf - --exclude='./.devwh/part*' --exclude=./.git . | tar xf - -C /tmp/repo
+cd /tmp/repo || exit 1
+source bench/device_env.sh || { echo 'install failed: see above'; exit 1; }
 python -m compileall -q -j 16 /tmp/site/vllm /tmp/site/transformers >/dev/null 2>&1 &
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee $OUT/gpu.txt
 W=/tmp/bw; R=$OUT/results.jsonl
@@ -119,6 +126,10 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     # varlen/FA3 encoder and vLLM's own as shipped, everything else equal (issue 14's stock row)
     engine_fp8s) step engine_fp8s 260 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short ;;
     engine_fp8_stock) OCR_DAEMON_PIXTRAL_PATCH=off step engine_fp8_stock 330 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short --pixtral-patch off ;;
+    # the same pair on 64 pages: vLLM's own encoder did not finish 256 pages in 179 s
+    # (2026-12-01 08:34, 8211f87), where the varlen one took 31.5 s; 64 pages fit a short session
+    engine_fp8_64) step engine_fp8_64 240 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short --pages 64 ;;
+    engine_fp8_stock_64) OCR_DAEMON_PIXTRAL_PATCH=off step engine_fp8_stock_64 400 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short --pages 64 --pixtral-patch off ;;
     daemon_fp8)  step daemon_fp8 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
     # issue 15: the same pages as scans (image-only PDFs) under text_layer auto, the default: every
     # page's text-layer check, then the engine; compare with daemon_fp8 and engine_fp8
@@ -142,4 +153,3 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
   cleanup
   $B report --results $R > $OUT/report.md 2>&1
 done
-touch $OUT/DONE

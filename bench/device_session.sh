@@ -139,7 +139,10 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     # (daemon.engines.serve), vLLM's own encoder / the varlen patch in its engine core; rows
     # <tag>_client (256 pages posted at once, the server's /metrics split) and <tag>_daemon
     # (the daemon, engine.kind openai, on that server). Put engine_fp8 daemon_fp8 in the same run.
-    serve)       step serve 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch off ;;
+    # serve (vLLM's own encoder) on 64 pages / 8 documents: vLLM's encoder did not finish 256 pages
+    # in 179 s in-process (2026-12-01 08:34), twice that (client + daemon) would not fit the row;
+    # compare it with engine_fp8_stock_64, serve_patched with engine_fp8 / daemon_fp8
+    serve)       step serve 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch off --pages 64 --docs-limit 8 ;;
     serve_patched) step serve_patched 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch varlen --serve-port 8791 ;;
     cpu_cost)    step cpu_cost 240 python bench/bench_cpu_cost.py --results $R ;;
     test_pdf)    step test_pdf 360 python -m pytest tests/gpu/test_pdf_vllm_gpu.py -q -p no:cacheprovider -rA ;;

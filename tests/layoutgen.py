@@ -16,6 +16,8 @@ Everything is a real file that PyMuPDF and Tesseract read; nothing is mocked.
 - ``rules_only_table_image(rows, ...)``: a page image with a table separated by light grey
   horizontal rules only (none above the header).
 - ``make_booktabs_pdf(path)``: ``TABLE`` with horizontal rules only, in a born-digital PDF.
+- ``unruled_table_image(rows, ...)``: an invoice-like page image: address lines, a table of
+  ``rows`` with no rules at all (columns at ``xs``, numbers right-aligned), a total line below.
 """
 
 from __future__ import annotations
@@ -207,4 +209,26 @@ def rules_only_table_image(rows: list[list[str]], *, width: int = 1240, font_siz
             d.text((100 + c * 320, top + r * row_h + (row_h - font_size) // 2 - 4), cell, fill=0,
                    font=bold if r == 0 else font)
         d.line([(90, top + (r + 1) * row_h), (width - 90, top + (r + 1) * row_h)], fill=205, width=2)
+    return img
+
+
+def unruled_table_image(rows: list[list[str]], *, xs: tuple[int, ...] = (100, 300, 760, 1040), width: int = 1240,
+                        font_size: int = 28) -> Image.Image:
+    """A page image with a sender block, a table of ``rows`` without any rule (header bold;
+    the first two columns left-aligned at ``xs``, the others right-aligned to ``xs`` + 60) and
+    a "Total due" line under it, as in an invoice."""
+    height = round(width * 297 / 210)
+    img = Image.new("L", (width, height), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(DEJAVU), font_size)
+    bold = ImageFont.truetype(str(DEJAVU_BOLD), font_size)
+    for k, line in enumerate(["Harbour Supplies Ltd.", "12 Quay Street", "Invoice No: 2024-117"]):
+        d.text((100, 120 + k * 42), line, fill=0, font=bold if k == 0 else font)
+    top, pitch = 420, round(font_size * 1.6)
+    for r, row in enumerate(rows):
+        f = bold if r == 0 else font
+        for c, cell in enumerate(row):
+            x = xs[c] if c < 2 else xs[c] + 60 - d.textlength(cell, font=f)
+            d.text((x, top + r * pitch), cell, fill=0, font=f)
+    d.text((100, top + len(rows) * pitch + 60), "Total due within 30 days of the invoice date", fill=0, font=font)
     return img

@@ -469,6 +469,7 @@ class TesseractEngine(Engine):
                     first_pass = first_pass or langs
                     langs, raw, conf, text, layout = own, raw2, conf2, tidy_text(raw2), layout2
         turned = 0
+        words_on_gray = layout  # the words where they lie on ``gray`` (the table search reads them)
         if conf < FLIP_RETRY_BELOW_CONF and len(text) >= LEARN_MIN_CHARS:
             # An upside-down page OSD could not judge (no answer, or too unsure to turn it): the
             # read is junk at middling confidence (a 150 dpi Swedish manual page: 69). Read it the
@@ -478,8 +479,9 @@ class TesseractEngine(Engine):
             if conf2 >= conf + FLIP_MARGIN:
                 turned, raw, conf, text = 180, raw2, conf2, tidy_text(raw2)
                 # the words' boxes back on the page as the render stage left it (searchable PDF)
-                layout, gray = _turned_half(layout2), flipped
-        tables = self._tables(req, apis, langs, gray)  # ruled tables: read cell by cell (Markdown page)
+                layout, gray, words_on_gray = _turned_half(layout2), flipped, layout2
+        # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
+        tables = self._tables(req, apis, langs, gray, words_on_gray)
         if tables is not None:
             text = tables
         secs = time.monotonic() - t0
@@ -493,13 +495,20 @@ class TesseractEngine(Engine):
             meta["turned"] = turned  # degrees the engine turned the page on top of the render stage's
         return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout)
 
-    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any) -> str | None:
-        """The page as Markdown with its ruled tables read cell by cell (``daemon.pages.tables``),
-        or None when the page image has no ruled table."""
-        from daemon.pages.scantables import find_image_grids, find_image_rule_regions, read_scanned_page
+    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout) -> str | None:
+        """The page as Markdown with its tables: ruled ones read cell by cell
+        (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
+        image has no table."""
+        from daemon.pages.scantables import (
+            find_image_grids,
+            find_image_rule_regions,
+            find_unruled_tables,
+            read_scanned_page,
+        )
 
         grids = find_image_grids(gray)
         regions = find_image_rule_regions(gray, grids)
+        grids += find_unruled_tables(words, [g.bbox for g in grids] + [r.bbox for r in regions])
         if not grids and not regions:
             return None
         key = "+".join(langs)

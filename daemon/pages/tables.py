@@ -279,6 +279,9 @@ def text_grid(words: list[Word], region: tuple[float, float, float, float],
                 rows[-1].append(w)
             else:
                 rows.append([w])
+        # one line per row: its words left to right (by centre they came in the order of their
+        # heights: "1" before "Item" in "Item 1", whose capital I sits higher)
+        rows = [sorted(r, key=lambda w: w[0]) for r in rows]
     spans = sorted((w[0], w[2]) for w in inside)
     cols: list[list[float]] = []
     for a, b in spans:

@@ -76,3 +76,39 @@ def test_scanned_table_with_grey_horizontal_rules_only(engine: TesseractEngine, 
     assert len(tables) == 1
     assert tables[0].expanded() == ROWS[:4]  # the header above the first rule included
     assert [b.text for b in blocks if isinstance(b, Paragraph)] == ["Storage volumes by terminal"]
+
+
+INVOICE = [
+    ["Quantity", "Description", "Unit price", "Amount"],
+    ["2", "Mooring rope", "9.95", "19.90"],
+    ["5", "Fender", "20.00", "100.00"],
+    ["1", "Deck brush", "19.95", "19.95"],
+    ["10", "Shackle", "12.30", "123.00"],
+]
+
+
+def test_scanned_unruled_table_becomes_a_table_with_the_right_cells(engine: TesseractEngine, tmp_path: Path) -> None:
+    png = tmp_path / "invoice.png"
+    layoutgen.unruled_table_image(INVOICE).save(png)
+    page = render_page(png, 0, RenderOptions(autorotate=False))
+    res = engine.submit(PageRequest("doc-u", 0, page.image)).result(timeout=300)
+    assert res.meta.get("markdown") is True
+    pages, markdown = unify([res], engine_markdown=False)
+    doc = parse_document(pages, markdown=markdown)
+    blocks = doc.pages[0].blocks
+    tables = [b for b in blocks if isinstance(b, Table)]
+    assert len(tables) == 1
+    assert tables[0].expanded() == INVOICE
+    text = " ".join(b.text for b in blocks if isinstance(b, Paragraph))
+    assert "Invoice No: 2024-117" in text and "Total due within 30 days" in text  # outside the table, as text
+    files = write_csv(doc, "invoice")
+    assert files["invoice.table-1-1.csv"].decode().splitlines()[2] == "5,Fender,20.00,100.00"
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh", "ja"])
+def test_text_pages_give_no_table(engine: TesseractEngine, tmp_path: Path, lang: str) -> None:
+    """Pages of running text (justified lines with wide word gaps included) hold no table."""
+    png = docgen.make_image(tmp_path / f"{lang}.png", docgen.SAMPLES[lang] * 3, lang=lang)
+    page = render_page(png, 0, RenderOptions(autorotate=False))
+    res = engine.submit(PageRequest(f"doc-{lang}", 0, page.image)).result(timeout=300)
+    assert "<table>" not in res.text and not res.meta.get("markdown")

@@ -16,6 +16,7 @@ Everything is a real file that PyMuPDF and Tesseract read; nothing is mocked.
 - ``rules_only_table_image(rows, ...)``: a page image with a table separated by light grey
   horizontal rules only (none above the header).
 - ``make_booktabs_pdf(path)``: ``TABLE`` with horizontal rules only, in a born-digital PDF.
+- ``picture_grid_image()``: a ruled grid whose cells hold drawings, not text (no table).
 - ``unruled_table_image(rows, ...)``: an invoice-like page image: address lines, a table of
   ``rows`` with no rules at all (columns at ``xs``, numbers right-aligned), a total line below.
 """
@@ -231,4 +232,35 @@ def unruled_table_image(rows: list[list[str]], *, xs: tuple[int, ...] = (100, 30
             x = xs[c] if c < 2 else xs[c] + 60 - d.textlength(cell, font=f)
             d.text((x, top + r * pitch), cell, fill=0, font=f)
     d.text((100, top + len(rows) * pitch + 60), "Total due within 30 days of the invoice date", fill=0, font=font)
+    return img
+
+
+def picture_grid_image(*, rows: int = 6, cols: int = 5, width: int = 1240, seed: int = 3) -> Image.Image:
+    """A page image with a caption and a ruled grid whose cells hold little drawings (random
+    strokes, dots and circles) instead of text: lines of a chart, a map or a screenshot, which
+    the ruled-table search finds as a grid although it is no table."""
+    import random
+
+    rnd = random.Random(seed)
+    height = round(width * 297 / 210)
+    img = Image.new("L", (width, height), 255)
+    d = ImageDraw.Draw(img)
+    d.text((100, 120), "Figure 3: storage yard plan", fill=0, font=ImageFont.truetype(str(DEJAVU), 30))
+    x0, y0, cw, ch = 100, 260, 200, 110
+    for r in range(rows + 1):
+        d.line([(x0, y0 + r * ch), (x0 + cols * cw, y0 + r * ch)], fill=0, width=3)
+    for c in range(cols + 1):
+        d.line([(x0 + c * cw, y0), (x0 + c * cw, y0 + rows * ch)], fill=0, width=3)
+    for r in range(rows):
+        for c in range(cols):
+            bx, by = x0 + c * cw + 15, y0 + r * ch + 15
+            for _ in range(rnd.randint(3, 7)):
+                px, py = bx + rnd.randint(0, cw - 40), by + rnd.randint(0, ch - 40)
+                kind = rnd.random()
+                if kind < 0.4:
+                    d.line([(px, py), (px + rnd.randint(5, 25), py + rnd.randint(-10, 10))], fill=0, width=rnd.randint(2, 4))
+                elif kind < 0.7:
+                    d.ellipse([px, py, px + rnd.randint(6, 16), py + rnd.randint(6, 16)], outline=0, width=2)
+                else:
+                    d.rectangle([px, py, px + rnd.randint(3, 8), py + rnd.randint(3, 8)], fill=0)
     return img

@@ -16,7 +16,8 @@ Contract:
   with short cells (three columns of prose have long ones). Filled grids (cell texts set).
 - ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
   API: a region becomes a table when its words line up in columns (``tables.text_grid``), ruled
-  tables are read cell by cell, the text outside the tables in bands between them; inline
+  tables are read cell by cell (a grid whose cells read below ``MIN_GRID_CONF`` is dropped:
+  lines of a picture, not a table), the text outside the tables in bands between them; inline
   Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
   parser reads them), or None when no table was found after all.
 
@@ -26,6 +27,7 @@ The geometry (rules -> grid) is ``daemon.pages.tables``', shared with born-digit
 from __future__ import annotations
 
 import html
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,13 @@ import numpy as np
 
 from daemon.models import PageLayout
 from daemon.pages.tables import MIN_COLUMN_GAP, Grid, GridCell, Seg, Word, find_grids, rule_regions, text_grid
+
+log = logging.getLogger(__name__)
+
+#: A ruled grid is kept as a table only when Tesseract's mean confidence over its non-empty cells
+#: is at least this. Measured (debug log, tune split + the tests' tables): grids drawn by a photo,
+#: a map or a screenshot 30-39 (c03-29, Vicksburg, a Swedish screenshot), real tables 92-100.
+MIN_GRID_CONF = 60.0
 
 #: A rule on a page image is a dark run at least this share of the page's shorter edge long
 #: (at 1540 px, an A4 page is ~1090 px wide: 33 px, shorter than any table column we saw, longer
@@ -184,18 +193,32 @@ def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
     return Grid(g.xs, [top, *g.ys], cells, filled=True)
 
 
-def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, height: int) -> str:
+def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, height: int) -> tuple[str, float]:
+    """A ruled cell's text and Tesseract's mean confidence for it ("", 0 for an empty cell)."""
     from tesserocr import PSM
 
     inset = 4  # keep the rules out of the cell (they read as | or _)
     x0, y0 = int(bbox[0]) + inset, int(bbox[1]) + inset
     x1, y1 = min(width, int(bbox[2]) - inset), min(height, int(bbox[3]) - inset)
     if x1 - x0 < 4 or y1 - y0 < 4:
-        return ""
+        return "", 0.0
     api.SetPageSegMode(PSM.SINGLE_BLOCK)
     api.SetRectangle(x0, y0, x1 - x0, y1 - y0)
-    txt = str(api.GetUTF8Text())
-    return " ".join(txt.split())
+    txt = " ".join(str(api.GetUTF8Text()).split())
+    return txt, (float(api.MeanTextConf()) if txt else 0.0)
+
+
+def _read_cells(api: Any, img: Any, grid: Grid) -> float:
+    """Fill a ruled grid's cells from the page image; the mean confidence of its non-empty cells
+    (0 when none has text)."""
+    w, h = img.size
+    api.SetImage(img)
+    confs = []
+    for c in grid.cells:
+        c.text, conf = _cell_text(api, c.bbox, w, h)
+        if c.text:
+            confs.append(conf)
+    return sum(confs) / len(confs) if confs else 0.0
 
 
 def grid_html(grid: Grid, header_rows: int = 1) -> str:
@@ -233,6 +256,21 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
         api.Clear()
     if not grids:
         return None
+    # Ruled grids are read cell by cell first: lines in a photo, a drawing or a screenshot make
+    # grids too, whose cells read as junk; such a grid is no table, its area stays page text.
+    try:
+        kept = []
+        for g in grids:
+            conf = 100.0 if g.filled else _read_cells(api, img, g)
+            log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f", g.n_rows, g.n_cols, g.bbox, conf)
+            if conf >= MIN_GRID_CONF:
+                kept.append(g)
+    finally:
+        api.SetPageSegMode(PSM.AUTO)
+        api.Clear()
+    grids = kept
+    if not grids:
+        return None
     grids.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
     blank = img.copy()
     draw = ImageDraw.Draw(blank)
@@ -257,9 +295,6 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
                         parts.append(escape_plain("\n".join(lines)))
             if g is None:
                 break
-            api.SetImage(img)
-            for c in g.cells if not g.filled else []:
-                c.text = _cell_text(api, c.bbox, w, h)
             if any(c.text for c in g.cells):
                 parts.append(grid_html(g))
             top = max(top, g.bbox[3])

@@ -112,3 +112,15 @@ def test_text_pages_give_no_table(engine: TesseractEngine, tmp_path: Path, lang:
     page = render_page(png, 0, RenderOptions(autorotate=False))
     res = engine.submit(PageRequest(f"doc-{lang}", 0, page.image)).result(timeout=300)
     assert "<table>" not in res.text and not res.meta.get("markdown")
+
+
+def test_a_ruled_grid_of_drawings_is_no_table(engine: TesseractEngine, tmp_path: Path) -> None:
+    """Lines of a plan or a chart make a ruled grid; its cells read as junk at low confidence
+    (30-39 on the real set's photos and screenshots, 92-100 on real tables), so it stays page text."""
+    png = tmp_path / "plan.png"
+    layoutgen.picture_grid_image().save(png)
+    page = render_page(png, 0, RenderOptions(autorotate=False))
+    assert find_image_grids(page.image.convert("L")), "the test image must hold a ruled grid"
+    res = engine.submit(PageRequest("doc-p", 0, page.image)).result(timeout=300)
+    assert "<table>" not in res.text and not res.meta.get("markdown")
+    assert "storage yard plan" in res.text

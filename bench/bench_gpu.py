@@ -140,10 +140,10 @@ def _attn_tag(args: argparse.Namespace) -> str:
 
 
 def engine_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    from daemon.engines.vllm_engine import data_parallel_size, engine_args
+    from daemon.engines.vllm_engine import data_parallel_size, engine_args, gpu_total_memory
 
     cfg = cfg_for(args)
-    kw = engine_args(cfg, dp_size=data_parallel_size(cfg))
+    kw = engine_args(cfg, dp_size=data_parallel_size(cfg), gpu_total_bytes=gpu_total_memory())
     kw["disable_log_stats"] = True
     return kw
 
@@ -884,6 +884,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--render-nice", type=int, default=-1, help="daemon row: daemon.render_nice (-1 = the daemon's default)")
     ap.add_argument("--engine-kind", default="vllm", help="daemon row: engine (tesseract for a CPU dry run)")
     ap.add_argument("--serve-port", type=int, default=8790, help="serve row: the vllm serve port (bench_serve.py)")
+    ap.add_argument("--also-pages", type=int, default=0, help="serve row: a second client pass on the first N pages")
+    ap.add_argument("--client-only", action="store_true", help="serve row: the client pass(es) only, no daemon row")
     ap.add_argument("--scans", action="store_true", help="daemon row: drop the image-only PDFs (scan/) instead of the born-digital ones")
     ap.add_argument("--text-layer", default="ocr", choices=["auto", "ocr"], help="daemon row: engine.text_layer")
     ap.add_argument("--dp", type=int, default=1, help="engine.vllm.data_parallel_size of the row (0 = auto: every visible GPU)")

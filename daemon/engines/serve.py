@@ -43,9 +43,9 @@ _STORE_TRUE = {"disable_log_stats"}
 
 def serve_args(cfg: EngineCfg, host: str = "127.0.0.1", port: int = 8000) -> list[str]:
     """``vllm serve`` arguments (after ``serve``) for the daemon's engine settings."""
-    from daemon.engines.vllm_engine import data_parallel_size, engine_args
+    from daemon.engines.vllm_engine import data_parallel_size, engine_args, gpu_total_memory
 
-    kw = engine_args(cfg, dp_size=data_parallel_size(cfg))
+    kw = engine_args(cfg, dp_size=data_parallel_size(cfg), gpu_total_bytes=gpu_total_memory())
     out = [str(kw["model"]), "--host", host, "--port", str(port), "--served-model-name", str(kw["model"])]
     for key, val in kw.items():
         if key in _NOT_FLAGS:

@@ -139,11 +139,56 @@ def data_parallel_size(cfg: EngineCfg, environ: dict[str, str] | None = None) ->
     return visible_gpu_count(environ) if dp == "auto" else int(dp)
 
 
-def engine_args(cfg: EngineCfg, cpu_count: int | None = None, dp_size: int = 1) -> dict[str, Any]:
+#: What one engine core holds besides its KV cache, as the 16gb profile below reckons it: weights
+#: 1.88 GiB (bf16; "Model loading took 1.88 GiB" in bench/results/2026-12-01-gpu-a/logs/test_a.log),
+#: activations of the vision encoder + CUDA graphs ~3 GiB, CUDA context ~0.6 GiB; 6 GiB with room.
+NON_KV_BYTES = 6 * GIB
+#: vLLM 0.26's own ``gpu_memory_utilization`` default (vllm/config/cache.py), the check it makes
+#: at start when the config gives no fraction.
+VLLM_DEFAULT_UTILIZATION = 0.92
+
+
+def startup_utilization(kv_bytes: int, gpu_total_bytes: int | None) -> float:
+    """The ``gpu_memory_utilization`` to give vLLM with a KV cache fixed in bytes (pure).
+
+    With ``kv_cache_memory_bytes`` vLLM sizes nothing from the fraction, but it still refuses to
+    start unless fraction x the card's memory is free (``v1/worker/utils.request_memory``; 0.92
+    when none is given), so a 12 GiB process on a 16 GiB desktop card, or on a big card shared
+    with other work, would be refused for lack of 14.7 GiB (or 92 %). Ask for what the process
+    will hold (KV + ``NON_KV_BYTES``) as a share of the card; 0.05 where the card's size is
+    unknown (the KV allocation then fails plainly if memory is short).
+    """
+    if not gpu_total_bytes:
+        return 0.05
+    return round(min(VLLM_DEFAULT_UTILIZATION, max(0.01, (kv_bytes + NON_KV_BYTES) / gpu_total_bytes)), 4)
+
+
+def gpu_total_memory() -> int | None:
+    """Bytes of the smallest NVIDIA GPU of this host from NVML (the driver's library, ``pynvml``
+    ships with vLLM), without initialising CUDA (see ``visible_gpu_count``); None if unknown."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            n = pynvml.nvmlDeviceGetCount()
+            totals = [int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).total) for i in range(n)]
+        finally:
+            pynvml.nvmlShutdown()
+        return min(totals) if totals else None
+    except Exception:
+        return None
+
+
+def engine_args(cfg: EngineCfg, cpu_count: int | None = None, dp_size: int = 1,
+                gpu_total_bytes: int | None = None) -> dict[str, Any]:
     """Keyword arguments for ``vllm.AsyncEngineArgs`` from the config (pure; unit-tested).
 
     The ``16gb`` profile fixes a KV-cache byte budget instead of a fraction of the card, and
     smaller batch limits, so that the whole process stays within 16 GiB whatever card it runs on.
+    With a byte budget (the profile, or ``kv_cache_memory_bytes``) the fraction given to vLLM is
+    only its start-up check of free memory: the configured one where the config names it, else
+    ``startup_utilization`` of the budget and ``gpu_total_bytes`` (``gpu_total_memory()``).
     ``dp_size`` (``data_parallel_size(cfg)``) > 1 asks vLLM for that many engine cores, one per
     GPU (``data_parallel_size``, backend ``mp``, vLLM's internal load balancer); every per-core
     setting (KV budget, batch limits, memory fraction, the 16 GB profile) then applies per GPU.
@@ -190,8 +235,8 @@ def engine_args(cfg: EngineCfg, cpu_count: int | None = None, dp_size: int = 1) 
         args["max_num_batched_tokens"] = min(v.max_num_batched_tokens, 4096)
         args["max_model_len"] = min(v.max_model_len, 8192)
         args["renderer_num_workers"] = max(1, min(4, cpus // 2))
-    if "kv_cache_memory_bytes" in args:
-        args.pop("gpu_memory_utilization")
+    if "kv_cache_memory_bytes" in args and "gpu_memory_utilization" not in v.model_fields_set:
+        args["gpu_memory_utilization"] = startup_utilization(args["kv_cache_memory_bytes"], gpu_total_bytes)
     if dp_size > 1:
         # One frontend (this process, its renderer pool) feeds every core: more render threads.
         args["data_parallel_size"] = dp_size
@@ -396,7 +441,7 @@ class VllmEngine(Engine):
         from vllm import AsyncEngineArgs
         from vllm.v1.engine.async_llm import AsyncLLM
 
-        kwargs = engine_args(self.cfg, dp_size=self.dp_size)
+        kwargs = engine_args(self.cfg, dp_size=self.dp_size, gpu_total_bytes=gpu_total_memory())
         log.info("starting vLLM: %s", kwargs)
         try:
             llm = AsyncLLM.from_engine_args(AsyncEngineArgs(**kwargs))

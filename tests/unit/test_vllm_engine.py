@@ -23,11 +23,14 @@ from daemon.engines.textguard import (
     trim_repetition,
 )
 from daemon.engines.vllm_engine import (
+    NON_KV_BYTES,
+    VLLM_DEFAULT_UTILIZATION,
     VllmEngine,
     check_model_source,
     engine_args,
     sampling_kwargs,
     settings_in_force,
+    startup_utilization,
 )
 from daemon.errors import FatalError
 
@@ -127,10 +130,31 @@ def test_engine_args_default_and_16gb_profile() -> None:
     assert engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_dtype": "fp8", "block_size": 16}))["block_size"] == 16
     small = engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb"}), cpu_count=4)
     assert small["kv_cache_memory_bytes"] <= 8 << 30
-    assert "gpu_memory_utilization" not in small
     assert small["max_num_seqs"] <= 32 and small["max_num_batched_tokens"] <= 4096
     byte_budget = engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_memory_bytes": 3 << 30}))
-    assert byte_budget["kv_cache_memory_bytes"] == 3 << 30 and "gpu_memory_utilization" not in byte_budget
+    assert byte_budget["kv_cache_memory_bytes"] == 3 << 30
+
+
+def test_a_byte_budget_asks_vllm_to_find_only_that_much_free() -> None:
+    """With the KV cache fixed in bytes vLLM still refuses to start unless gpu_memory_utilization
+    x the card is free (its default 0.92): the 16gb profile on a 16 GiB desktop card (15.6 GiB
+    usable, 0.8 GiB taken by the display) must not ask for 14.4 GiB."""
+    card16 = 16 << 30
+    small = engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb"}), cpu_count=4, gpu_total_bytes=card16)
+    need = small["gpu_memory_utilization"] * card16
+    assert need == pytest.approx(small["kv_cache_memory_bytes"] + NON_KV_BYTES, rel=1e-3)
+    assert need <= 14.8 * (1 << 30) - 0.8 * (1 << 30)  # fits beside a desktop
+    # on a big card shared with other work: the same 12 GiB, not 92 % of 141 GiB
+    h200 = engine_args(EngineCfg(kind="vllm", vllm={"kv_cache_memory_bytes": 8 << 30}), gpu_total_bytes=141 << 30)
+    assert h200["gpu_memory_utilization"] == pytest.approx((14 << 30) / (141 << 30), abs=1e-3)
+    # a fraction the user gave is kept as the check; unknown card size: a small check, never vLLM's 0.92
+    said = engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb", "gpu_memory_utilization": 0.6}))
+    assert said["gpu_memory_utilization"] == 0.6
+    assert engine_args(EngineCfg(kind="vllm", vllm={"profile": "16gb"}))["gpu_memory_utilization"] == 0.05
+    # a budget bigger than the card: capped at vLLM's own default, vLLM then says what is short
+    assert startup_utilization(200 << 30, 16 << 30) == VLLM_DEFAULT_UTILIZATION
+    # without a byte budget the configured fraction sizes the cache as before
+    assert engine_args(EngineCfg(kind="vllm"), gpu_total_bytes=card16)["gpu_memory_utilization"] == 0.85
 
 
 def test_sampling_defaults_from_config() -> None:

@@ -57,7 +57,9 @@ def main() -> None:
     ap.add_argument("--results", default="")
     a = ap.parse_args()
     row: dict[str, object] = {"row": "cpu_cost", "date": time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime()),
-                              "machine": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version()}
+                              "machine": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
+                              # what else ran: the CPU columns are this process's own time, the wall ones are not
+                              "run": os.environ.get("OCR_BENCH_RUN", ""), "loadavg_1m_start": round(os.getloadavg()[0], 2)}
     try:
         from rowfacts import git_commit
 
@@ -81,6 +83,7 @@ def main() -> None:
     runs = [bench_finish.run(a.docs, 8, max(1, (os.cpu_count() or 2) // 2), threaded=False, seed=s) for s in range(2)]
     row["finish_ms"] = {"wall_serial_per_page": round(statistics.median(r["wall_s"] for r in runs) / (a.docs * 8) * 1000, 1),
                         "docs": a.docs, "pages_per_doc": 8}
+    row["loadavg_1m_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(row), flush=True)
     if a.results:
         with open(a.results, "a") as f:

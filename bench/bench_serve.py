@@ -2,6 +2,7 @@
 (1) by a plain concurrent client posting all pages at once and (2) by the daemon (engine.kind openai).
 
     python bench/bench_gpu.py serve --dir W --results R --kv-dtype fp8 [--pixtral-patch off|varlen]
+        [--pages N] [--also-pages M] [--client-only]
 
 The server is ``python -m daemon.engines.serve`` (daemon/engines/serve.py): vLLM's own OpenAI
 server with ``engine_args`` of the row's config (fp8 KV, block 64, max_num_batched_tokens 16384,
@@ -17,7 +18,9 @@ encoder the engine core really ran from its marker, sampling) plus the server's 
   pass (mean per request: time to first token, queue, prefill, decode, and their sums) and the
   client's own PNG+base64 encoding time; that splits the gap to the in-process engine into input
   processing in the API server (in TTFT, before the queue), the encoder (prefill), and HTTP.
-- ``serve_daemon``: bench_gpu's daemon row (same PDFs, workers, forced output) with
+- ``serve_client_M`` (``--also-pages M``): the same client on the first M pages only, on the same
+  server right after (for a ratio with a row that ran M pages);
+- ``serve_daemon`` (left out with ``--client-only``): bench_gpu's daemon row (same PDFs, workers, forced output) with
   ``engine.kind: openai`` pointed at the server (``concurrency`` = ``--in-flight``).
 """
 
@@ -138,18 +141,28 @@ def row_serve(args: argparse.Namespace) -> None:
         facts = {"server": {"command": ["vllm", "serve", *served], "ready_s": ready_s, "pixtral_patch_asked": args.pixtral_patch},
                  "engine_log": engine_log_facts(log_path.read_text(errors="replace")),
                  "sampling": {"temperature": TEMPERATURE, "top_p": TOP_P, "max_tokens": args.out_tokens, "ignore_eos": True}}
-        encode_s = 0.0
-        before = metric_sums(_get(base + "/metrics"))
-        with GpuMem() as mem, cf.ThreadPoolExecutor(len(pages)) as pool:
-            t1 = time.time()
-            # every client thread encodes its own page and posts it: all pages in flight at once
-            toks = list(pool.map(lambda im: post(body(im)), pages))
-            dt = time.time() - t1
-        split = split_of(before, metric_sums(_get(base + "/metrics")))
-        record(args, {"row": f"{tag}_client", "pages": len(pages), "seconds": round(dt, 2), "pages_per_s": round(len(pages) / dt, 3),
-                      "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "client": f"{len(pages)} threads, all pages at once",
-                      "client_encode_s_total": round(encode_s, 2), "server_split": split},
-               {**facts, "patch": patch_applied(Path(args.marker))})
+        def client_pass(row: str, batch: list[Any]) -> None:
+            nonlocal encode_s
+            encode_s = 0.0
+            before = metric_sums(_get(base + "/metrics"))
+            with GpuMem() as mem, cf.ThreadPoolExecutor(len(batch)) as pool:
+                t1 = time.time()
+                # every client thread encodes its own page and posts it: all pages in flight at once
+                toks = list(pool.map(lambda im: post(body(im)), batch))
+                dt = time.time() - t1
+            split = split_of(before, metric_sums(_get(base + "/metrics")))
+            record(args, {"row": row, "pages": len(batch), "seconds": round(dt, 2), "pages_per_s": round(len(batch) / dt, 3),
+                          "out_tokens_total": sum(toks), "gpu_mem_peak_mib": mem.peak, "client": f"{len(batch)} threads, all pages at once",
+                          "client_encode_s_total": round(encode_s, 2), "server_split": split},
+                   {**facts, "patch": patch_applied(Path(args.marker))})
+
+        client_pass(f"{tag}_client", pages)
+        if args.also_pages and args.also_pages < len(pages):
+            # the same server on fewer pages: to set beside a row that ran only that many (the
+            # stock encoder's serve row runs 64 pages: it did not finish 256 in 179 s in-process)
+            client_pass(f"{tag}_client_{args.also_pages}", pages[: args.also_pages])
+        if args.client_only:
+            return
         # the daemon against the same server
         args.engine_kind = "openai"
         args.openai_url = base + "/v1"

@@ -59,11 +59,14 @@ cleanup() {
   pkill -9 -f '[d]aemon run' 2>/dev/null; pkill -9 -f '[m]ultiprocessing.forkserver' 2>/dev/null; sleep 2
 }
 B="python bench/bench_gpu.py"
-step pages 90 $B pages --dir $W --docs 32 --pages-per-doc 8
-wait
+# the bench rows' pages (~40 s of CPU) are made in the background, beside the first rows that need
+# none of them (preflight, the GPU tests); a row that needs them waits for them first
+( $B pages --dir $W --docs 32 --pages-per-doc 8 > $OUT/pages.log 2>&1; echo "=== pages rc=$? t=${SECONDS}s" ) &
+pages_pid=$!
 python -c "import vllm, torch, transformers; print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__)" | tee -a $OUT/gpu.txt
 echo "run $OCR_BENCH_RUN commit $OCR_BENCH_COMMIT" | tee -a $OUT/gpu.txt
 for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon seed profile16 test_b test_a test_d engine_fp8 daemon_fp8 engine_4096}; do
+  case $row in preflight|gpu_tests|test_*|sampler|attn|cpu_cost) ;; *) wait $pages_pid 2>/dev/null ;; esac
   case $row in
     test_c)      step test_c 150 python -m pytest tests/gpu/test_c_pixtral_varlen_gpu.py -q -p no:cacheprovider -rA
                  # the varlen encoder is the default only once it matches vLLM's own attention here
@@ -144,6 +147,18 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     # compare it with engine_fp8_stock_64, serve_patched with engine_fp8 / daemon_fp8
     serve)       step serve 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch off --pages 64 --docs-limit 8 ;;
     serve_patched) step serve_patched 560 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch varlen --serve-port 8791 ;;
+    # the pair of one session with little time: the varlen server on 256 pages, then on the first
+    # 64 (serve_varlen_client_64), then the daemon on it; vLLM's encoder served, the client on the
+    # same 64 pages only (serve_client)
+    serve_patched64) step serve_patched64 420 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch varlen --serve-port 8791 --also-pages 64 ;;
+    serve_client64) step serve_client64 330 $B serve --dir $W --results $R --kv-dtype fp8 --pixtral-patch off --pages 64 --client-only ;;
+    # cheap checks before the rows that cost minutes (imports, serve flags through vLLM's parser,
+    # NVML, Tesseract data): bench/device_preflight.py
+    preflight)   step preflight 150 python bench/device_preflight.py ;;
+    # every tests/gpu test, four groups at once on the one GPU, and cpu_cost beside them
+    # (bench/gpu_tests.sh; fixed KV budgets: tests/gpu/gpushare.py)
+    gpu_tests)   step gpu_tests 900 bash bench/gpu_tests.sh $OUT/gpu_tests 890
+                 cat $OUT/gpu_tests/cpu_cost.jsonl >> $R 2>/dev/null ;;
     cpu_cost)    step cpu_cost 240 python bench/bench_cpu_cost.py --results $R ;;
     test_pdf)    step test_pdf 360 python -m pytest tests/gpu/test_pdf_vllm_gpu.py -q -p no:cacheprovider -rA ;;
     test_e)      step test_e 420 python -m pytest tests/gpu/test_e_data_parallel_gpu.py -q -p no:cacheprovider -rA -s ;;

@@ -16,6 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from gpushare import gpu_slice  # noqa: E402  (this script's folder is sys.path[0])
 from PIL import Image, ImageDraw  # noqa: E402
 
 from daemon.config import EngineCfg  # noqa: E402
@@ -46,7 +47,7 @@ def main(model: str, mode: str, marker: str) -> None:
         kind="vllm",
         model=model,
         sampling={"max_tokens": 16},
-        vllm={"load_format": "dummy", "gpu_memory_utilization": 0.3, "pixtral_patch": mode, "hang_timeout": 120},
+        vllm={"load_format": "dummy", **gpu_slice(), "pixtral_patch": mode, "hang_timeout": 120},
         debug={"pixtral_marker": marker},
     )
     eng = QuickEngine(cfg)

@@ -16,6 +16,7 @@ from PIL import Image, ImageDraw
 from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.pixtral_patch import read_marks, resolve_mode
+from gpu.gpushare import gpu_slice  # tests/ is on sys.path (tests/conftest.py)
 
 pytestmark = pytest.mark.gpu
 
@@ -45,7 +46,7 @@ def engine(dummy_model: Path, marker: Path):  # type: ignore[no-untyped-def]
         kind="vllm",
         model=str(dummy_model),
         sampling={"max_tokens": 48},
-        vllm={"load_format": "dummy", "gpu_memory_utilization": 0.4, "max_pages_in_flight": 16, "max_num_seqs": SEATS,
+        vllm={"load_format": "dummy", **gpu_slice(), "max_pages_in_flight": 16, "max_num_seqs": SEATS,
               "hang_timeout": 120},
         debug={"pixtral_marker": str(marker)},
     )

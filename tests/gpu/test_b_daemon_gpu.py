@@ -19,6 +19,7 @@ import yaml
 from PIL import Image, ImageDraw
 
 from daemon.engines.pixtral_patch import read_marks, resolve_mode
+from gpu.gpushare import gpu_slice  # tests/ is on sys.path (tests/conftest.py)
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +55,7 @@ def write_config(tmp: Path, model: Path) -> Path:
         "daemon": {"state_dir": str(tmp / "state"), "failed_dir": str(tmp / "failed"), "workers": 4,
                    "render_workers": 2, "rescan_interval": 5, "log_level": "INFO", "http": None},
         "engine": {"kind": "vllm", "model": str(model), "sampling": {"max_tokens": 32}, "text_layer": "ocr",
-                   "vllm": {"load_format": "dummy", "gpu_memory_utilization": 0.35, "hang_timeout": 120},
+                   "vllm": {"load_format": "dummy", **gpu_slice(), "hang_timeout": 120},
                    "debug": {"pixtral_marker": str(tmp / "pixtral.jsonl")}},
         "inboxes": [{"path": str(tmp / "inbox"), "stability_delay": 0.5}],
         "routes": [{"name": "all", "formats": ["txt", "md", "json"], "destination": str(tmp / "out")}],

@@ -1,6 +1,6 @@
 """``engine.vllm.data_parallel_size: 2``: vLLM's own data parallelism in the one AsyncLLM.
 
-On one GPU each engine core gets under half the card (``gpu_memory_utilization`` 0.42), if vLLM
+On one GPU each engine core gets the GPU tests' fixed KV budget (``gpushare.gpu_slice``), if vLLM
 lets two ranks share a device; vLLM 0.26 places core i on visible device i
 (``gpu_worker.init_device`` asserts the DP-adjusted local rank is below the device count), so
 there the test expects vLLM's refusal, checks that it is that refusal, prints it for quoting, and
@@ -28,6 +28,7 @@ from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.pixtral_patch import read_marks
 from daemon.errors import FatalError
+from gpu.gpushare import gpu_slice  # tests/ is on sys.path (tests/conftest.py)
 
 pytestmark = pytest.mark.gpu
 
@@ -71,7 +72,7 @@ def test_two_engine_cores(dummy_model: Path, tmp_path: Path, capfd: pytest.Captu
     marker = tmp_path / "pixtral.jsonl"
     cfg = EngineCfg(
         kind="vllm", model=str(dummy_model), sampling={"max_tokens": 48},
-        vllm={"load_format": "dummy", "data_parallel_size": 2, "gpu_memory_utilization": 0.42 if gpus < 2 else 0.85,
+        vllm={"load_format": "dummy", "data_parallel_size": 2, **(gpu_slice() if gpus < 2 else {"gpu_memory_utilization": 0.85}),
               "max_num_seqs": 16, "max_pages_in_flight": 16, "hang_timeout": 120},
         debug={"pixtral_marker": str(marker)},
     )

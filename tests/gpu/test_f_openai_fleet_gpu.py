@@ -1,9 +1,10 @@
 """``engine.kind: openai`` against a fleet of two real ``vllm serve`` processes on the one GPU.
 
 Each server is ``python -m daemon.engines.serve`` (vLLM's OpenAI server with the daemon's engine
-settings, the README's flags and the Pixtral patch) on the dummy-weight model folder, under half
-the card each (started one after the other: vLLM sizes its KV cache from the memory free at its
-start). The daemon (``ocr-daemon run --engine openai``) gets both URLs. Checked: every page of every
+settings, the README's flags and the Pixtral patch) on the dummy-weight model folder, each with the
+GPU tests' fixed KV budget (``gpushare.gpu_slice``), started one after the other (the second loads
+the compiled graphs the first wrote to vLLM's cache instead of writing the same files at the same
+time). The daemon (``ocr-daemon run --engine openai``) gets both URLs. Checked: every page of every
 document back in its place (sidecar sha256, page indices, texts), load spread (chat requests per
 server counted from each server's access log), one server SIGKILLed mid-run (with its engine core)
 loses no page, and once restarted it is probed back and takes pages again.
@@ -24,7 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu.test_b_daemon_gpu import make_pdf  # tests/ is on sys.path (tests/conftest.py)
+from gpu.gpushare import gpu_slice  # tests/ is on sys.path (tests/conftest.py)
+from gpu.test_b_daemon_gpu import make_pdf
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +75,7 @@ class Server:
 
 def write_configs(tmp: Path, model: Path) -> tuple[Path, Path]:
     serve = {"engine": {"kind": "vllm", "model": str(model), "debug": {"pixtral_marker": str(tmp / "pixtral.jsonl")},
-                        "vllm": {"load_format": "dummy", "gpu_memory_utilization": 0.4, "max_num_seqs": 32,
+                        "vllm": {"load_format": "dummy", **gpu_slice(), "max_num_seqs": 32,
                                  "data_parallel_size": 1}},
              "inboxes": [{"path": str(tmp / "unused")}], "routes": [{"name": "all", "destination": str(tmp / "unused")}]}
     daemon = {

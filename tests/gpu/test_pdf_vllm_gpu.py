@@ -17,7 +17,8 @@ import pytest
 import yaml
 from PIL import Image, ImageDraw, ImageFont
 
-from gpu.test_b_daemon_gpu import Daemon, wait_for  # tests/ is on sys.path (tests/conftest.py)
+from gpu.gpushare import gpu_slice  # tests/ is on sys.path (tests/conftest.py)
+from gpu.test_b_daemon_gpu import Daemon, wait_for
 
 pytestmark = pytest.mark.gpu
 
@@ -52,7 +53,7 @@ def test_pdf_output_vllm(tmp_path: Path, dummy_model: Path) -> None:
         # text of these pages is 1.7 characters per em of line, well inside the band.
         "engine": {"kind": "vllm", "model": str(dummy_model), "sampling": {"max_tokens": 512},
                    "debug": {"ignore_eos": True, "page_guards": False},
-                   "vllm": {"load_format": "dummy", "gpu_memory_utilization": 0.35, "hang_timeout": 120}},
+                   "vllm": {"load_format": "dummy", **gpu_slice(), "hang_timeout": 120}},
         "inboxes": [{"path": str(tmp_path / "inbox"), "stability_delay": 0.5}],
         "routes": [{"name": "all", "formats": ["pdf", "json"], "destination": str(tmp_path / "out")}],
     }

@@ -80,7 +80,7 @@ def write_configs(tmp: Path, model: Path) -> tuple[Path, Path]:
              "inboxes": [{"path": str(tmp / "unused")}], "routes": [{"name": "all", "destination": str(tmp / "unused")}]}
     daemon = {
         "daemon": {"state_dir": str(tmp / "state"), "failed_dir": str(tmp / "failed"), "workers": 6,
-                   "render_workers": 2, "rescan_interval": 5, "log_level": "INFO"},
+                   "render_workers": 2, "rescan_interval": 5, "log_level": "INFO", "http": None},
         # text_layer ocr: the test PDFs are born-digital; under the default auto the daemon would
         # read them from their text layer and send the servers nothing (as test_b found, e0ec28e)
         "engine": {"kind": "openai", "model": str(model), "sampling": {"max_tokens": 32}, "text_layer": "ocr",

@@ -44,7 +44,7 @@ def make_scan(path: Path, label: str, frames: int = 1) -> None:
 def test_pdf_output_vllm(tmp_path: Path, dummy_model: Path) -> None:
     cfg = {
         "daemon": {"state_dir": str(tmp_path / "state"), "failed_dir": str(tmp_path / "failed"), "workers": 2,
-                   "render_workers": 2, "rescan_interval": 5},
+                   "render_workers": 2, "rescan_interval": 5, "http": None},  # no port shared with other GPU tests at once
         # 512 tokens of noise per page, exactly (ignore_eos, page guards off): about as much text as
         # the page's lines hold. With the guards on (device run of 2026-12-01 06:05, e0ec28e) the
         # placement fell back to blocks: the text's length was outside the band pdflayout trusts

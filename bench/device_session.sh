@@ -157,7 +157,7 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     preflight)   step preflight 150 python bench/device_preflight.py ;;
     # every tests/gpu test, four groups at once on the one GPU, and cpu_cost beside them
     # (bench/gpu_tests.sh; fixed KV budgets: tests/gpu/gpushare.py)
-    gpu_tests)   step gpu_tests 900 bash bench/gpu_tests.sh $OUT/gpu_tests 890
+    gpu_tests)   step gpu_tests 660 bash bench/gpu_tests.sh $OUT/gpu_tests 640
                  cat $OUT/gpu_tests/cpu_cost.jsonl >> $R 2>/dev/null ;;
     cpu_cost)    step cpu_cost 240 python bench/bench_cpu_cost.py --results $R ;;
     test_pdf)    step test_pdf 360 python -m pytest tests/gpu/test_pdf_vllm_gpu.py -q -p no:cacheprovider -rA ;;

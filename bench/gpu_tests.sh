@@ -3,8 +3,9 @@
 # groups at once, plus bench/bench_cpu_cost.py (CPU only) beside them. Each group is one pytest
 # process running its files one after the other; each engine core takes a fixed KV budget
 # (tests/gpu/gpushare.py), so that no test's vLLM start is upset by another test's engine
-# exiting. Run one after another they took 281 + 227 + 162 + 150 + 37 s (sessions A-C) plus
-# test_c and test_f, more than a session's device time leaves beside the bench rows.
+# exiting. Run one after another they took 281 + 227 + 162 + 150 + 37 s (test_a, b, d, pdf, e in
+# sessions A-C) plus test_c and test_f, more than a session's device time leaves beside the bench
+# rows; the groups are about equally long (test_a + c; test_b; test_d + e + pdf; test_f).
 #
 #   bash bench/gpu_tests.sh OUTDIR [LIMIT_S]
 #
@@ -18,8 +19,8 @@ mkdir -p "$out"
 P="python -m pytest -q -p no:cacheprovider -rA -s"
 declare -A FILES=(
   [a]="tests/gpu/test_a_vllm_engine_gpu.py tests/gpu/test_c_pixtral_varlen_gpu.py"
-  [b]="tests/gpu/test_b_daemon_gpu.py tests/gpu/test_pdf_vllm_gpu.py tests/gpu/test_e_data_parallel_gpu.py"
-  [d]="tests/gpu/test_d_pixtral_modes_gpu.py"
+  [b]="tests/gpu/test_b_daemon_gpu.py"
+  [d]="tests/gpu/test_d_pixtral_modes_gpu.py tests/gpu/test_e_data_parallel_gpu.py tests/gpu/test_pdf_vllm_gpu.py"
   [f]="tests/gpu/test_f_openai_fleet_gpu.py"
 )
 declare -A PIDS=()

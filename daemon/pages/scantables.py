@@ -13,7 +13,8 @@ Contract:
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
   outside the boxes ``taken`` by ruled tables: at least ``MIN_UNRULED_ROWS`` consecutive text
   rows of at least ``MIN_UNRULED_COLS`` cells that line up in columns (``tables.text_grid``),
-  with short cells (three columns of prose have long ones). Filled grids (cell texts set).
+  with short cells (three columns of prose have long ones): ``tables.unruled_grids``. Filled
+  grids (cell texts set).
 - ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
   API: a region becomes a table when its words line up in columns (``tables.text_grid``), ruled
   tables are read cell by cell (a grid whose cells read below ``MIN_GRID_CONF`` is dropped:
@@ -34,7 +35,20 @@ from typing import Any
 import numpy as np
 
 from daemon.models import PageLayout
-from daemon.pages.tables import MIN_COLUMN_GAP, Grid, GridCell, Seg, Word, find_grids, rule_regions, text_grid
+from daemon.pages.tables import (  # noqa: F401  (the unruled-table limits, re-exported)
+    MAX_UNRULED_CELL_WORDS,
+    MAX_UNRULED_ROW_GAP,
+    MIN_UNRULED_COLS,
+    MIN_UNRULED_ROWS,
+    Grid,
+    GridCell,
+    Seg,
+    Word,
+    find_grids,
+    rule_regions,
+    text_grid,
+    unruled_grids,
+)
 
 log = logging.getLogger(__name__)
 
@@ -304,37 +318,10 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
     return "\n\n".join(parts)
 
 
-#: An unruled table has at least this many rows with at least MIN_UNRULED_COLS cells each (a
-#: cell: words closer than ``MIN_COLUMN_GAP`` font sizes). Two columns are not enough: a page set
-#: in two columns, or "label   value" lines, would pass.
-MIN_UNRULED_ROWS = 3
-MIN_UNRULED_COLS = 3
-#: ... and its filled cells hold at most this many words in the median (a page set in three
-#: columns of prose lines up as well, but its "cells" are 5-10 words long).
-MAX_UNRULED_CELL_WORDS = 3.0
-#: Rows of one table are at most this many font sizes apart (bottom of one to top of the next;
-#: body text lines are ~0.2-0.5 apart, a paragraph break ~1, the invoice's rows 0.4).
-MAX_UNRULED_ROW_GAP = 1.5
-
-
-def _cells_of(row: list[Word], size: float) -> int:
-    """Number of word groups of a text row that lie ``MIN_COLUMN_GAP`` font sizes apart."""
-    xs = sorted((w[0], w[2]) for w in row)
-    n, right = 1, xs[0][1]
-    for a, b in xs[1:]:
-        if a - right >= MIN_COLUMN_GAP * size:
-            n += 1
-        right = max(right, b)
-    return n
-
-
-def _centre_in(w: Word, box: tuple[float, float, float, float]) -> bool:
-    cx, cy = (w[0] + w[2]) / 2, (w[1] + w[3]) / 2
-    return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
-
-
 def find_unruled_tables(layout: PageLayout | None, taken: list[tuple[float, float, float, float]]) -> list[Grid]:
-    """Unruled tables among the words of ``layout`` (see the contract)."""
+    """Unruled tables among the words of ``layout`` (see the contract): its word boxes (font
+    size taken as 1.2x a box's height) through ``tables.unruled_grids``, the geometry the text
+    layer's words go through too."""
     if layout is None or not layout.has_words:
         return []
     words: list[Word] = [
@@ -342,45 +329,4 @@ def find_unruled_tables(layout: PageLayout | None, taken: list[tuple[float, floa
         for ln in layout.lines for wd in ln.words for b in [wd.box]
         if b[3] > b[1] and b[2] > b[0]
     ]
-    words = [w for w in words if not any(_centre_in(w, t) for t in taken)]
-    if len(words) < MIN_UNRULED_ROWS * MIN_UNRULED_COLS:
-        return []
-    size = sorted(w[5] for w in words)[len(words) // 2]
-    # visual rows across the whole page: Tesseract often makes each column of an unruled
-    # table a block of its own, so its text lines are not the table's rows
-    rows: list[list[Word]] = []
-    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
-        cy = (w[1] + w[3]) / 2
-        if rows and abs(cy - sum((v[1] + v[3]) / 2 for v in rows[-1]) / len(rows[-1])) <= 0.5 * size:
-            rows[-1].append(w)
-        else:
-            rows.append([w])
-    out: list[Grid] = []
-    run: list[list[Word]] = []
-
-    def flush() -> None:
-        # a run's first and last rows with fewer cells (a caption, a "Total due" line) stay text
-        while run and _cells_of(run[0], size) < MIN_UNRULED_COLS:
-            run.pop(0)
-        while run and _cells_of(run[-1], size) < MIN_UNRULED_COLS:
-            run.pop()
-        if sum(1 for r in run if _cells_of(r, size) >= MIN_UNRULED_COLS) < MIN_UNRULED_ROWS:
-            return
-        ws = [w for r in run for w in r]
-        box = (min(w[0] for w in ws) - 1, min(w[1] for w in ws) - 1, max(w[2] for w in ws) + 1, max(w[3] for w in ws) + 1)
-        g = text_grid(ws, box)
-        if g is None or g.n_cols < MIN_UNRULED_COLS or g.n_rows < MIN_UNRULED_ROWS:
-            return
-        lengths = sorted(len(c.text.split()) for c in g.cells if c.text)
-        if lengths and lengths[len(lengths) // 2] <= MAX_UNRULED_CELL_WORDS:
-            out.append(g)
-
-    for row in rows:
-        joins = bool(run) and min(w[1] for w in row) - max(w[3] for w in run[-1]) <= MAX_UNRULED_ROW_GAP * size
-        if _cells_of(row, size) >= 2 and joins:
-            run.append(row)
-            continue
-        flush()
-        run = [row] if _cells_of(row, size) >= 2 else []
-    flush()
-    return out
+    return unruled_grids(words, taken)

@@ -9,6 +9,12 @@ Contract:
   merged slots form a rectangle. Pure geometry, no I/O, never raises.
 - ``rule_regions(h, v, ...)`` and ``text_grid(words, region, rules)``: tables drawn with
   horizontal rules only, their columns from the words' x-gaps.
+- ``unruled_grids(words, taken) -> list[Grid]``: tables without any rule among a page's words
+  (any units; a word's font size in its tuple), outside the boxes ``taken``: at least
+  ``MIN_UNRULED_ROWS`` consecutive rows of at least ``MIN_UNRULED_COLS`` cells that line up in
+  columns (``text_grid``), short cells, rows close together. Scans use it through
+  ``scantables.find_unruled_tables`` (Tesseract's word boxes). Filled grids. Pure geometry,
+  never raises.
 - Page images (scans) use these through ``daemon.pages.scantables``.
 
 Why our own line finder instead of PyMuPDF's ``find_tables()`` or img2table: ``find_tables``
@@ -310,3 +316,87 @@ def text_grid(words: list[Word], region: tuple[float, float, float, float],
         for c, text in enumerate(row_cells):
             g.cells.append(GridCell(r, c, 1, 1, (xs[c], ys[r], xs[c + 1], ys[r + 1]), text))
     return g
+
+
+# --------------------------------------------------------------------------------------------
+# Tables without any rule (whitespace only)
+
+
+#: An unruled table has at least this many rows with at least MIN_UNRULED_COLS cells each (a
+#: cell: words closer than ``MIN_COLUMN_GAP`` font sizes). Two columns are not enough: a page set
+#: in two columns, or "label   value" lines, would pass.
+MIN_UNRULED_ROWS = 3
+MIN_UNRULED_COLS = 3
+#: ... and its filled cells hold at most this many words in the median (a page set in three
+#: columns of prose lines up as well, but its "cells" are 5-10 words long).
+MAX_UNRULED_CELL_WORDS = 3.0
+#: Rows of one table are at most this many font sizes apart (bottom of one to top of the next;
+#: body text lines are ~0.2-0.5 apart, a paragraph break ~1, the invoice's rows 0.4).
+MAX_UNRULED_ROW_GAP = 1.5
+
+
+def _cells_of(row: list[Word], size: float) -> int:
+    """Number of word groups of a text row that lie ``MIN_COLUMN_GAP`` font sizes apart."""
+    xs = sorted((w[0], w[2]) for w in row)
+    n, right = 1, xs[0][1]
+    for a, b in xs[1:]:
+        if a - right >= MIN_COLUMN_GAP * size:
+            n += 1
+        right = max(right, b)
+    return n
+
+
+def _centre_in(w: Word, box: tuple[float, float, float, float]) -> bool:
+    cx, cy = (w[0] + w[2]) / 2, (w[1] + w[3]) / 2
+    return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
+
+
+def unruled_grids(words: list[Word], taken: list[tuple[float, float, float, float]]) -> list[Grid]:
+    """Tables without any rule among a page's ``words`` (scans: Tesseract's word boxes; born-digital
+    pages: the text layer's), outside the boxes ``taken`` by other tables: at least
+    ``MIN_UNRULED_ROWS`` consecutive visual rows (across the whole page) of at least
+    ``MIN_UNRULED_COLS`` word groups, no more than ``MAX_UNRULED_ROW_GAP`` font sizes apart, whose
+    words line up in columns (``text_grid``) with short cells (a median of at most
+    ``MAX_UNRULED_CELL_WORDS`` words). Filled grids (cell texts set)."""
+    words = [w for w in words if w[3] > w[1] and w[2] > w[0] and not any(_centre_in(w, t) for t in taken)]
+    if len(words) < MIN_UNRULED_ROWS * MIN_UNRULED_COLS:
+        return []
+    size = sorted(w[5] for w in words)[len(words) // 2]
+    # visual rows across the whole page: Tesseract often makes each column of an unruled
+    # table a block of its own, so its text lines are not the table's rows
+    rows: list[list[Word]] = []
+    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+        cy = (w[1] + w[3]) / 2
+        if rows and abs(cy - sum((v[1] + v[3]) / 2 for v in rows[-1]) / len(rows[-1])) <= 0.5 * size:
+            rows[-1].append(w)
+        else:
+            rows.append([w])
+    out: list[Grid] = []
+    run: list[list[Word]] = []
+
+    def flush() -> None:
+        # a run's first and last rows with fewer cells (a caption, a "Total due" line) stay text
+        while run and _cells_of(run[0], size) < MIN_UNRULED_COLS:
+            run.pop(0)
+        while run and _cells_of(run[-1], size) < MIN_UNRULED_COLS:
+            run.pop()
+        if sum(1 for r in run if _cells_of(r, size) >= MIN_UNRULED_COLS) < MIN_UNRULED_ROWS:
+            return
+        ws = [w for r in run for w in r]
+        box = (min(w[0] for w in ws) - 1, min(w[1] for w in ws) - 1, max(w[2] for w in ws) + 1, max(w[3] for w in ws) + 1)
+        g = text_grid(ws, box)
+        if g is None or g.n_cols < MIN_UNRULED_COLS or g.n_rows < MIN_UNRULED_ROWS:
+            return
+        lengths = sorted(len(c.text.split()) for c in g.cells if c.text)
+        if lengths and lengths[len(lengths) // 2] <= MAX_UNRULED_CELL_WORDS:
+            out.append(g)
+
+    for row in rows:
+        joins = bool(run) and min(w[1] for w in row) - max(w[3] for w in run[-1]) <= MAX_UNRULED_ROW_GAP * size
+        if _cells_of(row, size) >= 2 and joins:
+            run.append(row)
+            continue
+        flush()
+        run = [row] if _cells_of(row, size) >= 2 else []
+    flush()
+    return out

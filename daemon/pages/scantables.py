@@ -13,8 +13,9 @@ Contract:
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
   outside the boxes ``taken`` by ruled tables: at least ``MIN_UNRULED_ROWS`` consecutive text
   rows of at least ``MIN_UNRULED_COLS`` cells that line up in columns (``tables.text_grid``),
-  with short cells (three columns of prose have long ones): ``tables.unruled_grids``. Filled
-  grids (cell texts set).
+  with short cells (three columns of prose have long ones), and not code, formulas, a list or
+  a table of contents: ``tables.unruled_grids``, which the text layer's words go through too.
+  Filled grids (cell texts set).
 - ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
   API: a region becomes a table when its words line up in columns (``tables.text_grid``), ruled
   tables are read cell by cell (a grid whose cells read below ``MIN_GRID_CONF`` is dropped:

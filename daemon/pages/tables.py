@@ -12,7 +12,8 @@ Contract:
 - ``unruled_grids(words, taken) -> list[Grid]``: tables without any rule among a page's words
   (any units; a word's font size in its tuple), outside the boxes ``taken``: at least
   ``MIN_UNRULED_ROWS`` consecutive rows of at least ``MIN_UNRULED_COLS`` cells that line up in
-  columns (``text_grid``), short cells, rows close together. Scans use it through
+  columns (``text_grid``), short cells, rows close together, and not code, formulas, a list,
+  a type sample or a table of contents (``not_a_table``). Scans use it through
   ``scantables.find_unruled_tables`` (Tesseract's word boxes). Filled grids. Pure geometry,
   never raises.
 - Page images (scans) use these through ``daemon.pages.scantables``.
@@ -30,6 +31,7 @@ rule (whitespace only) are not found.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -351,6 +353,77 @@ def _centre_in(w: Word, box: tuple[float, float, float, float]) -> bool:
     return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
 
 
+#: Code: a comment or a shell prompt starting a cell (``# ...``, ``// ...``, ``$ cmd``; not
+#: ``$ 10.00``), braces, a TeX or escape command, an assignment (`` = ``, ``:=``), a statement's
+#: ``;`` at the end of a cell.
+_CODE = re.compile(r"^(?:#|//|/\*|%|\$|>>>)\s?[^\d\s]|[{}]|\\[A-Za-z_@]|(?:^|\s)(?:=|:=|==)(?:\s|$)|;$")
+#: Math operators, arrows, math alphanumerics (formulas set in columns), equation numbers.
+_MATH = re.compile("[\u2200-\u22ff\u27c0-\u27ef\u2980-\u2aff\U0001d400-\U0001d7ff]")
+_EQ_NO = re.compile(r"^\(\d{1,3}(?:[.-]\d{1,3})*[a-z]?\)$")
+#: A TOC's page number, its dot leaders, a section number starting its line (1, 2.1, A.2, 第 3 节).
+_PAGE_NO = re.compile(r"^(?:\d{1,3}|[ivxlc]{1,6})$")
+_LEADERS = re.compile(r"(?:\.\s?){4,}|…|^\.$")
+_SECTION_START = re.compile(r"^(?:(?:\d{1,3}|[A-Z]|[IVX]{1,5})(?:\.\d{1,3})*\.?(?:\s|$)|第\s?\d{1,3}\s?[章节部])")
+#: A list's bullet or enumerator (the whole cell: ``•``, ``1.``, ``2)``, ``(a)``; an invoice's
+#: plain position numbers ``1``, ``2`` are no enumerators).
+_BULLET_CELL = re.compile(r"^(?:[•◦▪▫●○■□‣⁃∙·▸►✓✔*–—-]|\(?(?:\d{1,2}|[a-z])[.)])$")
+
+
+def _column(rows: list[list[str]], k: int) -> list[str]:
+    return [r[k] for r in rows if r[k]]
+
+
+def _toc(rows: list[list[str]]) -> bool:
+    """A table of contents: a column of page numbers (1-3 digits or roman, in at least 60 % of
+    the rows, non-decreasing) with text to its left, and dot leaders, or section numbers at the
+    start of the text (then not all one page), in at least half of the rows."""
+    n = len(rows)
+    for k in range(1, len(rows[0])):
+        col = _column(rows, k)
+        if len(col) < 3 or len(col) * 5 < 3 * n or not all(_PAGE_NO.match(c) for c in col):
+            continue
+        nums = [int(c) for c in col if c.isdigit()]
+        if nums != sorted(nums):
+            continue
+        left = [r[:k] for r in rows]
+        if sum(1 for r in left if any(ch.isalpha() for c in r for ch in c)) * 2 < n:
+            continue
+        leaders = sum(1 for r in rows if any(_LEADERS.search(c) for c in r))
+        sections = sum(1 for r in left if any(_SECTION_START.match(c) for c in r))
+        # (section numbers alone with one page number throughout: an invoice's positions and
+        # a quantity of 1 on every line)
+        if leaders * 2 >= n or (sections * 2 >= n and len(set(col)) >= 2):
+            return True
+    return False
+
+
+def not_a_table(g: Grid) -> str | None:
+    """Why a filled grid made from text alignment alone is no table, or None when it is one:
+    code (``_CODE`` in at least a third of its rows: a listing's aligned comments, line
+    numbers, braces), math (math glyphs in half of the rows, or a column of equation numbers),
+    a list (a first column of bullets or enumerators alone), a type sample (three quarters of the cells one
+    letter each: an alphabet set in a grid) or a table of contents (``_toc``): all of them line
+    up in columns of short cells too."""
+    rows = [["" for _ in range(g.n_cols)] for _ in range(g.n_rows)]
+    for c in g.cells:
+        rows[c.row][c.col] = c.text
+    n = len(rows)
+    if sum(1 for r in rows if any(_CODE.search(c) for c in r)) * 3 >= n:
+        return "code"
+    if (sum(1 for r in rows if any(_MATH.search(c) for c in r)) * 2 >= n
+            or any(len(col) >= 3 and all(_EQ_NO.match(c) for c in col) for col in map(lambda k: _column(rows, k), range(g.n_cols)))):
+        return "math"
+    first = _column(rows, 0)
+    if first and all(_BULLET_CELL.match(c) for c in first):
+        return "list"
+    texts = [c for r in rows for c in r if c]
+    if sum(1 for c in texts if len(c) == 1 and not c.isdigit()) * 4 >= 3 * len(texts):
+        return "type sample"
+    if _toc(rows):
+        return "table of contents"
+    return None
+
+
 def unruled_grids(words: list[Word], taken: list[tuple[float, float, float, float]]) -> list[Grid]:
     """Tables without any rule among a page's ``words`` (scans: Tesseract's word boxes; born-digital
     pages: the text layer's), outside the boxes ``taken`` by other tables: at least
@@ -388,7 +461,7 @@ def unruled_grids(words: list[Word], taken: list[tuple[float, float, float, floa
         if g is None or g.n_cols < MIN_UNRULED_COLS or g.n_rows < MIN_UNRULED_ROWS:
             return
         lengths = sorted(len(c.text.split()) for c in g.cells if c.text)
-        if lengths and lengths[len(lengths) // 2] <= MAX_UNRULED_CELL_WORDS:
+        if lengths and lengths[len(lengths) // 2] <= MAX_UNRULED_CELL_WORDS and not_a_table(g) is None:
             out.append(g)
 
     for row in rows:

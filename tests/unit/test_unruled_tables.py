@@ -99,3 +99,35 @@ def test_words_of_a_cell_keep_their_order_when_one_sits_higher() -> None:
                 ln.words[k] = TextBox(w.text, (x0, y0 - 4, x1, y1 - 2))
     (g,) = find_unruled_tables(_layout(lines), [])
     assert _cells(g) == INVOICE
+
+
+def test_table_of_contents_is_no_table() -> None:
+    # section numbers, titles, page numbers: three columns of short cells, but no table
+    toc = [("1", "Introduction", "1"), ("1.1", "Scope", "2"), ("1.2", "Sources of data", "4"), ("2", "Shipments", "7"),
+           ("2.1", "Bulk cargo", "9")]
+    lines = [_line(300 + r * 32, [(100, a), (200, b), (1000, c)]) for r, (a, b, c) in enumerate(toc)]
+    assert find_unruled_tables(_layout(lines), []) == []
+    leaders = [_line(300 + r * 32, [(100, a), (200, b + " . . . . . . . ."), (1000, c)]) for r, (a, b, c) in enumerate(toc)]
+    assert find_unruled_tables(_layout(leaders), []) == []
+
+
+def test_code_listing_is_no_table() -> None:
+    code = [("CC", "= gcc", "# the compiler"), ("CFLAGS", "= -O2", "# optimise"), ("LDLIBS", "= -lm", "# maths")]
+    lines = [_line(300 + r * 32, [(100, a), (400, b), (700, c)]) for r, (a, b, c) in enumerate(code)]
+    assert find_unruled_tables(_layout(lines), []) == []
+
+
+def test_bulleted_and_numbered_lists_are_no_table() -> None:
+    terms = [("Quay", "harbour wall"), ("Crane", "lifts boxes"), ("Pilot", "guides ships")]
+    for marks in (["•"] * 3, ["1.", "2.", "3."]):
+        lines = [_line(300 + r * 32, [(100, m), (140, t), (500, d)]) for r, (m, (t, d)) in enumerate(zip(marks, terms, strict=True))]
+        assert find_unruled_tables(_layout(lines), []) == []
+
+
+def test_positions_and_a_quantity_of_one_stay_a_table() -> None:
+    # an invoice's position numbers and one of each item (no header row) look like a TOC's
+    # section and page numbers: still a table
+    rows = [["1", "Rope", "9.95", "1"], ["2", "Fender large", "20.00", "1"], ["3", "Brush", "19.95", "1"]]
+    lines = [_line(400 + r * 32, list(zip((100, 300, 700, 1000), row, strict=True))) for r, row in enumerate(rows)]
+    (g,) = find_unruled_tables(_layout(lines), [])
+    assert _cells(g) == rows

@@ -19,6 +19,10 @@ Everything is a real file that PyMuPDF and Tesseract read; nothing is mocked.
 - ``picture_grid_image()``: a ruled grid whose cells hold drawings, not text (no table).
 - ``unruled_table_image(rows, ...)``: an invoice-like page image: address lines, a table of
   ``rows`` with no rules at all (columns at ``xs``, numbers right-aligned), a total line below.
+- ``make_unruled_pdf(path)``: ``UNRULED_TABLE`` in a born-digital PDF, aligned by position
+  only (no line drawn), between two paragraphs.
+- ``make_no_table_pdf(path, kind)``: born-digital pages whose text lines up without being a
+  table: justified prose, two or three columns, a table of contents, lists, a code listing.
 """
 
 from __future__ import annotations
@@ -264,3 +268,99 @@ def picture_grid_image(*, rows: int = 6, cols: int = 5, width: int = 1240, seed:
                 else:
                     d.rectangle([px, py, px + rnd.randint(3, 8), py + rnd.randint(3, 8)], fill=0)
     return img
+
+
+#: An unruled table for born-digital pages: ``make_unruled_pdf``.
+UNRULED_TABLE = [
+    ["Terminal", "Vessels", "Tonnes", "Share"],
+    ["North quay", "42", "18,200", "31 %"],
+    ["East basin", "17", "9,450", "16 %"],
+    ["Old harbour", "8", "2,130", "4 %"],
+    ["Container yard", "63", "28,900", "49 %"],
+]
+
+
+def _right(page: pymupdf.Page, x_right: float, y: float, text: str, font: str = "helv", size: float = 10) -> None:
+    page.insert_text((x_right - pymupdf.get_text_length(text, fontname=font, fontsize=size), y), text,
+                     fontname=font, fontsize=size)
+
+
+def make_unruled_pdf(path: Path) -> Path:
+    """A born-digital page: a paragraph, ``UNRULED_TABLE`` aligned by position alone (no line
+    drawn anywhere; header bold, the first column left-aligned at x=70, the others right-aligned
+    to x=260/360/460, rows 14 pt apart), a paragraph under it."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(60, 60, 535, 120), PARAGRAPHS[0], fontname="helv", fontsize=10)
+    top = 150.0
+    for r, row in enumerate(UNRULED_TABLE):
+        font = "hebo" if r == 0 else "helv"
+        y = top + r * 14
+        page.insert_text((70, y), row[0], fontname=font, fontsize=10)
+        for c, cell in enumerate(row[1:]):
+            _right(page, 260 + 100 * c, y, cell, font)
+    page.insert_textbox(pymupdf.Rect(60, top + 14 * len(UNRULED_TABLE) + 20, 535, 400), PARAGRAPHS[1],
+                        fontname="helv", fontsize=10)
+    doc.save(path)
+    return path
+
+
+_PROSE = (" ".join(PARAGRAPHS) + " ") * 4
+
+#: A table of contents (section numbers, titles, page numbers right-aligned; no leaders).
+TOC = [("1", "Introduction", "1"), ("1.1", "Scope of the report", "2"), ("1.2", "Sources", "4"),
+       ("2", "Shipments", "7"), ("2.1", "Bulk cargo", "8"), ("2.2", "Containers", "11"), ("3", "Storage", "15")]
+
+
+def make_no_table_pdf(path: Path, kind: str) -> Path:
+    """A born-digital page that holds no table although its text lines up in places:
+    ``"prose"`` (justified paragraphs), ``"two_columns"`` (two justified columns),
+    ``"three_columns"`` (three narrow justified columns), ``"toc"`` (a table of contents: section
+    numbers, titles and right-aligned page numbers, without and with dot leaders), ``"list"``
+    (a bulleted and a numbered list of a term and a short description each) or ``"code"`` (a
+    listing in Courier with aligned assignments and comments)."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    if kind == "prose":
+        page.insert_textbox(pymupdf.Rect(60, 60, 535, 780), _PROSE, fontname="helv", fontsize=10, align=3)
+    elif kind == "two_columns":
+        for x0, x1 in ((60, 290), (305, 535)):
+            page.insert_textbox(pymupdf.Rect(x0, 60, x1, 780), _PROSE, fontname="helv", fontsize=10, align=3)
+    elif kind == "three_columns":
+        for x0 in (60, 220, 380):
+            page.insert_textbox(pymupdf.Rect(x0, 60, x0 + 150, 780), _PROSE, fontname="helv", fontsize=9, align=3)
+    elif kind == "toc":
+        page.insert_text((70, 70), "Contents", fontname="hebo", fontsize=14)
+        for r, (num, title, pno) in enumerate(TOC):
+            y = 100 + r * 14
+            page.insert_text((70 if "." not in num else 85, y), num, fontname="helv", fontsize=10)
+            page.insert_text((110, y), title, fontname="helv", fontsize=10)
+            _right(page, 520, y, pno)
+        for r, (num, title, pno) in enumerate(TOC):  # the same with dot leaders
+            y = 300 + r * 14
+            page.insert_text((70, y), num, fontname="helv", fontsize=10)
+            lead = title + " " + ". " * int((380 - pymupdf.get_text_length(title, fontsize=10)) / 5.6)
+            page.insert_text((110, y), lead, fontname="helv", fontsize=10)
+            _right(page, 520, y, pno)
+    elif kind == "list":
+        terms = [("Quay", "the harbour wall"), ("Crane", "lifts containers"), ("Pilot", "guides vessels"),
+                 ("Berth", "a ship's place")]
+        for r, (term, what) in enumerate(terms):
+            page.insert_text((70, 100 + r * 14), "•", fontname="helv", fontsize=10)
+            page.insert_text((90, 100 + r * 14), term, fontname="hebo", fontsize=10)
+            page.insert_text((200, 100 + r * 14), what, fontname="helv", fontsize=10)
+        for r, (term, what) in enumerate(terms):
+            page.insert_text((70, 200 + r * 14), f"{r + 1}.", fontname="helv", fontsize=10)
+            page.insert_text((90, 200 + r * 14), term, fontname="hebo", fontsize=10)
+            page.insert_text((200, 200 + r * 14), what, fontname="helv", fontsize=10)
+    elif kind == "code":
+        code = ["CC       = gcc          # the compiler", "CFLAGS   = -O2 -Wall    # warnings on",
+                "LDLIBS   = -lm          # the maths library", "PREFIX   = /usr/local   # where to install",
+                "", "for (i = 0; i < n; i++) {", "    total  += row[i];     /* sum */",
+                "    count  += 1;          /* rows */", "}"]
+        for r, line in enumerate(code):
+            page.insert_text((70, 100 + r * 12), line, fontname="cour", fontsize=9)
+    else:
+        raise ValueError(kind)
+    doc.save(path)
+    return path

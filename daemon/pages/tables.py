@@ -13,9 +13,9 @@ Contract:
   (any units; a word's font size in its tuple), outside the boxes ``taken``: at least
   ``MIN_UNRULED_ROWS`` consecutive rows of at least ``MIN_UNRULED_COLS`` cells that line up in
   columns (``text_grid``), short cells, rows close together, and not code, formulas, a list,
-  a type sample or a table of contents (``not_a_table``). Scans use it through
-  ``scantables.find_unruled_tables`` (Tesseract's word boxes). Filled grids. Pure geometry,
-  never raises.
+  a type sample or a table of contents (``not_a_table``). One function for both paths: scans
+  (Tesseract's word boxes, ``scantables.find_unruled_tables``) and born-digital pages (the text
+  layer's words, ``textlayer.read_layer``). Filled grids. Pure geometry, never raises.
 - Page images (scans) use these through ``daemon.pages.scantables``.
 
 Why our own line finder instead of PyMuPDF's ``find_tables()`` or img2table: ``find_tables``
@@ -25,7 +25,7 @@ the page's vector drawings (``get_cdrawings``, 3 ms/page there) already hold eve
 ruled table. img2table pulls OpenCV and polars (~100 MB) for the same line detection
 ``daemon.pages.scantables`` does with numpy. Born-digital tables with horizontal rules only (booktabs style) are found from
 the rules' region and the words' x-gaps (``rule_regions`` + ``text_grid``); tables without any
-rule (whitespace only) are not found.
+rule (whitespace only) from the words alone (``unruled_grids``).
 """
 
 from __future__ import annotations
@@ -438,12 +438,15 @@ def unruled_grids(words: list[Word], taken: list[tuple[float, float, float, floa
     # visual rows across the whole page: Tesseract often makes each column of an unruled
     # table a block of its own, so its text lines are not the table's rows
     rows: list[list[Word]] = []
+    centre_sum = 0.0  # of the last row's word centres
     for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
         cy = (w[1] + w[3]) / 2
-        if rows and abs(cy - sum((v[1] + v[3]) / 2 for v in rows[-1]) / len(rows[-1])) <= 0.5 * size:
+        if rows and abs(cy - centre_sum / len(rows[-1])) <= 0.5 * size:
             rows[-1].append(w)
+            centre_sum += cy
         else:
             rows.append([w])
+            centre_sum = cy
     out: list[Grid] = []
     run: list[list[Word]] = []
 

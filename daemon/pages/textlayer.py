@@ -11,8 +11,12 @@ Contract:
   the layer was not used. Raises what ``render_page`` raises. The last two PDFs stay open in the
   calling process (a worker reads a document's pages in a row), used under a lock.
 - ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
-  when the layer is used, its text blocks (lines of styled spans) and ruled tables. One
-  ``get_text("dict")`` pass serves both the verdict and the extraction.
+  when the layer is used, its text blocks (lines of styled spans) and tables: ruled ones from
+  the vector rules (``tables.find_grids``), ones with horizontal rules only (``rule_regions`` +
+  ``text_grid``) and ones without any rule from the words of the layer's horizontal lines
+  (``tables.unruled_grids``, the function the Tesseract engine uses on scans); no table search
+  on a page of more than ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
+  both the verdict and the extraction.
 
 The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md
 ("Text layer"):
@@ -48,7 +52,7 @@ import pymupdf
 
 from daemon.models import Page, PageText, RenderOptions
 from daemon.pages import render
-from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid
+from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid, unruled_grids
 
 MODES = ("auto", "any", "ocr")
 
@@ -91,6 +95,7 @@ class Span:
 class Line:
     spans: list[Span]
     bbox: tuple[float, float, float, float]
+    horizontal: bool = True  # written left to right (PyMuPDF's line direction (1, 0))
 
     @property
     def text(self) -> str:
@@ -272,7 +277,8 @@ def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engin
         for ln in b["lines"]:
             ss = [_span(s) for s in ln["spans"] if s.get("text") and (mode == "any" or s.get("alpha", 255) != 0)]
             if ss and "".join(s.text for s in ss).strip():
-                lines.append(Line(ss, tuple(ln["bbox"])))
+                d = ln.get("dir", (1.0, 0.0))
+                lines.append(Line(ss, tuple(ln["bbox"]), abs(d[1]) < 0.02 and d[0] > 0))
         if lines:
             layer.blocks.append(TextBlock(lines, tuple(b["bbox"])))
     h, v = vector_segments(page)
@@ -284,13 +290,15 @@ def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engin
         regions = [r for r in rule_regions(h, v, tol=2.0, min_width=0.25 * page.rect.width,
                                              max_two_rule_height=0.4 * page.rect.height)
                    if not any(_overlap(r, g.bbox) for g in layer.tables)]
-        if regions:
-            words = _words(layer)
-            for r in regions:
-                g = text_grid(words, r)
-                if g is not None:
-                    layer.tables.append(g)
-            layer.tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+        words = _words(layer) if regions else []
+        for r in regions:
+            g = text_grid(words, r)
+            if g is not None:
+                layer.tables.append(g)
+    # tables without any rule: the same geometry as on scans, over the layer's own words of
+    # horizontal lines (vertical CJK text and text set along a curve line up in columns too)
+    layer.tables += unruled_grids(_words(layer, horizontal=True), [g.bbox for g in layer.tables])
+    layer.tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
     return layer
 
 
@@ -298,11 +306,14 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _words(layer: PageLayer) -> list[tuple[float, float, float, float, str, float]]:
-    """Words of the layer's spans with boxes (a span's width shared by its characters)."""
+def _words(layer: PageLayer, horizontal: bool = False) -> list[tuple[float, float, float, float, str, float]]:
+    """Words of the layer's spans with boxes (a span's width shared by its characters); only
+    those of horizontal lines when ``horizontal``."""
     out = []
     for b in layer.blocks:
         for ln in b.lines:
+            if horizontal and not ln.horizontal:
+                continue
             for s in ln.spans:
                 n = len(s.text)
                 if not n:

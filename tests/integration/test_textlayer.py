@@ -192,3 +192,44 @@ def test_text_page_with_a_dense_drawing_is_read_without_a_table_search(tmp_path:
     assert isinstance(got, PageText)
     assert got.meta["text_layer"]["tables"] == 0
     assert recall(" ".join(layoutgen.PARAGRAPHS).split(), got.text) == 1.0
+
+
+def test_unruled_table_becomes_a_table_and_a_csv(tess_pipe: Pipeline, tmp_path: Path) -> None:
+    # no rule anywhere on the page: the columns come from the words' positions alone
+    pdf = layoutgen.make_unruled_pdf(tmp_path / "unruled.pdf")
+    page = pymupdf.open(pdf)[0]
+    assert page.get_drawings() == []
+    got = read_or_render(pdf, 0, RenderOptions())
+    assert isinstance(got, PageText) and got.meta["text_layer"]["tables"] == 1
+    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
+    table = blocks[1]
+    assert isinstance(table, Table) and table.expanded() == layoutgen.UNRULED_TABLE
+    assert [b.text for b in blocks if isinstance(b, Paragraph)] == layoutgen.PARAGRAPHS
+    # the whole path: the daemon's pipeline writes the table as a CSV
+    src = tmp_path / "inbox" / "unruled.pdf"
+    src.write_bytes(pdf.read_bytes())
+    adm = tess_pipe.journal.admit(src, "inbox")
+    assert adm.document is not None
+    doc = tess_pipe.journal.claim(adm.document.id)
+    assert doc is not None
+    out = tess_pipe.process(doc)
+    assert out.state == "done", out.reason
+    with open(tmp_path / "out" / "unruled.table-1-1.csv", newline="", encoding="utf-8") as f:
+        assert list(csv.reader(f)) == layoutgen.UNRULED_TABLE
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == ["unruled.table-1-1.csv"]
+
+
+@pytest.mark.parametrize("kind", ["prose", "two_columns", "three_columns", "toc", "list", "code"])
+def test_aligned_text_that_is_no_table_stays_text(tmp_path: Path, kind: str) -> None:
+    pdf = layoutgen.make_no_table_pdf(tmp_path / f"{kind}.pdf", kind)
+    layer = read_layer(pymupdf.open(pdf)[0], 0)
+    assert layer.verdict.use
+    assert layer.tables == []
+    got = read_or_render(pdf, 0, RenderOptions())
+    assert isinstance(got, PageText) and got.meta["text_layer"]["tables"] == 0
+    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    assert blocks and not any(isinstance(b, Table) for b in blocks)
+    # every word of the page is still in its text
+    words = [w[4] for w in pymupdf.open(pdf)[0].get_text("words")]
+    assert recall(words, got.text) >= 0.99

@@ -824,6 +824,9 @@ def report(args: argparse.Namespace) -> None:
     print("| run | row | settings (in force) | pages | seconds | pages/s | GPU mem peak (MiB) | notes |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
+        if "pages" not in r:  # a CPU row of the same results file (cpu_cost): not a GPU throughput row
+            print(f"| {r.get('run', '')} | {r['row']} | - | - | - | - | - | {json.dumps({k: v for k, v in r.items() if k.endswith('_ms')})} |")
+            continue
         s = settings_text(r)
         if "seconds" not in r:  # a split or diagnostic row (phases, sampler trace): its figures as notes
             notes = {k: v for k, v in r.items() if k not in SETTING_KEYS}

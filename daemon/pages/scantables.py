@@ -11,8 +11,8 @@ Contract:
   page, bench/RESULTS.md), no OCR; the engine runs them on every page it reads.
 - ``find_unruled_tables(layout, taken) -> list[Grid]``: tables with no rules at all (an
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
-  outside the boxes ``taken`` by ruled tables: at least ``MIN_UNRULED_ROWS`` consecutive text
-  rows of at least ``MIN_UNRULED_COLS`` cells that line up in columns (``tables.text_grid``),
+  outside the boxes ``taken`` by ruled tables: at least ``tables.MIN_UNRULED_ROWS`` consecutive text
+  rows of at least ``tables.MIN_UNRULED_COLS`` cells that line up in columns (``tables.text_grid``),
   with short cells (three columns of prose have long ones), and not code, formulas, a list or
   a table of contents: ``tables.unruled_grids``, which the text layer's words go through too.
   Filled grids (cell texts set).
@@ -36,11 +36,7 @@ from typing import Any
 import numpy as np
 
 from daemon.models import PageLayout
-from daemon.pages.tables import (  # noqa: F401  (the unruled-table limits, re-exported)
-    MAX_UNRULED_CELL_WORDS,
-    MAX_UNRULED_ROW_GAP,
-    MIN_UNRULED_COLS,
-    MIN_UNRULED_ROWS,
+from daemon.pages.tables import (
     Grid,
     GridCell,
     Seg,
@@ -328,6 +324,5 @@ def find_unruled_tables(layout: PageLayout | None, taken: list[tuple[float, floa
     words: list[Word] = [
         (float(b[0]), float(b[1]), float(b[2]), float(b[3]), wd.text, 1.2 * (b[3] - b[1]))
         for ln in layout.lines for wd in ln.words for b in [wd.box]
-        if b[3] > b[1] and b[2] > b[0]
     ]
-    return unruled_grids(words, taken)
+    return unruled_grids(words, taken)  # (it drops empty boxes)

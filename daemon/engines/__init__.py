@@ -13,7 +13,7 @@ from pathlib import Path
 from daemon.config import Config
 from daemon.engines.base import Engine, PageRequest
 
-__all__ = ["Engine", "PageRequest", "create_engine", "resolve_kind", "nvidia_gpu_present"]
+__all__ = ["Engine", "PageRequest", "create_engine", "resolve_kind", "nvidia_gpu_present", "nvml_memory"]
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,25 @@ def nvidia_gpu_present() -> bool:
     return Path("/dev/nvidia0").exists() or Path("/proc/driver/nvidia/gpus").is_dir() and any(
         Path("/proc/driver/nvidia/gpus").iterdir()
     )
+
+
+def nvml_memory() -> list[tuple[str, int, int]]:
+    """(GPU index, used bytes, total bytes) of each NVIDIA GPU, from NVML (the driver's library,
+    shipped with vLLM as ``pynvml``), which does not initialise CUDA; [] where NVML cannot say."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            out = []
+            for i in range(pynvml.nvmlDeviceGetCount()):
+                info = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i))
+                out.append((str(i), int(info.used), int(info.total)))
+            return out
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:
+        return []
 
 
 def vllm_importable() -> bool:

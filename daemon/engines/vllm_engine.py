@@ -164,20 +164,11 @@ def startup_utilization(kv_bytes: int, gpu_total_bytes: int | None) -> float:
 
 
 def gpu_total_memory() -> int | None:
-    """Bytes of the smallest NVIDIA GPU of this host from NVML (the driver's library, ``pynvml``
-    ships with vLLM), without initialising CUDA (see ``visible_gpu_count``); None if unknown."""
-    try:
-        import pynvml
+    """Bytes of the smallest NVIDIA GPU of this host (``nvml_memory``: no CUDA initialised, see
+    ``visible_gpu_count``); None if unknown."""
+    from daemon.engines import nvml_memory
 
-        pynvml.nvmlInit()
-        try:
-            n = pynvml.nvmlDeviceGetCount()
-            totals = [int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i)).total) for i in range(n)]
-        finally:
-            pynvml.nvmlShutdown()
-        return min(totals) if totals else None
-    except Exception:
-        return None
+    return min((total for _, _, total in nvml_memory()), default=None)
 
 
 def engine_args(cfg: EngineCfg, cpu_count: int | None = None, dp_size: int = 1,

@@ -287,17 +287,9 @@ def gpu_memory(engine: Any) -> list[tuple[str, int, int]]:
         return []
     if not str(getattr(engine, "name", "")).startswith("vllm"):
         return []
-    try:
-        import pynvml
+    from daemon.engines import nvml_memory
 
-        pynvml.nvmlInit()
-        out = []
-        for i in range(pynvml.nvmlDeviceGetCount()):
-            info = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i))
-            out.append((str(i), int(info.used), int(info.total)))
-        return out
-    except Exception:
-        return []
+    return nvml_memory()
 
 
 class ServiceCollector(Collector):

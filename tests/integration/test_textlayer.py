@@ -140,6 +140,16 @@ def tess_pipe(tmp_path: Path) -> Iterator[Pipeline]:
     journal.close()
 
 
+def process_done(pipe: Pipeline, src: Path) -> None:
+    """``src`` (in the inbox) through the journal and the whole pipeline; it must end done."""
+    adm = pipe.journal.admit(src, "inbox")
+    assert adm.document is not None
+    doc = pipe.journal.claim(adm.document.id)
+    assert doc is not None
+    out = pipe.process(doc)
+    assert out.state == "done", out.reason
+
+
 def test_pipeline_reads_the_layer_and_ocrs_the_scan(tess_pipe: Pipeline, tmp_path: Path) -> None:
     born = layoutgen.make_layout_pdf(tmp_path / "born.pdf")
     scan = docgen.make_pdf(tmp_path / "scan.pdf", [docgen.SAMPLES["en"]], scanned=True)
@@ -147,12 +157,7 @@ def test_pipeline_reads_the_layer_and_ocrs_the_scan(tess_pipe: Pipeline, tmp_pat
     mixed.insert_pdf(pymupdf.open(scan))
     src = tmp_path / "inbox" / "mixed.pdf"
     mixed.save(src)
-    adm = tess_pipe.journal.admit(src, "inbox")
-    assert adm.document is not None
-    doc = tess_pipe.journal.claim(adm.document.id)
-    assert doc is not None
-    out = tess_pipe.process(doc)
-    assert out.state == "done", out.reason
+    process_done(tess_pipe, src)
     side = json.loads((tmp_path / "out" / "mixed.json").read_text())
     assert [p["source"] for p in side["pages"]] == ["text_layer", "ocr"]
     assert side["pages"][1]["text_layer"] == "no text layer"
@@ -209,12 +214,7 @@ def test_unruled_table_becomes_a_table_and_a_csv(tess_pipe: Pipeline, tmp_path: 
     # the whole path: the daemon's pipeline writes the table as a CSV
     src = tmp_path / "inbox" / "unruled.pdf"
     src.write_bytes(pdf.read_bytes())
-    adm = tess_pipe.journal.admit(src, "inbox")
-    assert adm.document is not None
-    doc = tess_pipe.journal.claim(adm.document.id)
-    assert doc is not None
-    out = tess_pipe.process(doc)
-    assert out.state == "done", out.reason
+    process_done(tess_pipe, src)
     with open(tmp_path / "out" / "unruled.table-1-1.csv", newline="", encoding="utf-8") as f:
         assert list(csv.reader(f)) == layoutgen.UNRULED_TABLE
     assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == ["unruled.table-1-1.csv"]

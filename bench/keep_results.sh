@@ -28,13 +28,16 @@ done
 for f in "$from"/pixtral-*.jsonl; do
   if [ -f "$f" ]; then cp "$f" "$dst/"; fi
 done
-for f in "$from"/*.log; do
+# the session's logs and those one folder down (gpu_tests/: bench/gpu_tests.sh's groups), same names
+for f in "$from"/*.log "$from"/*/*.log; do
   [ -f "$f" ] || continue
+  rel=${f#"$from"/}
+  mkdir -p "$dst/logs/$(dirname "$rel")"
   grep -v '^GPUMEM' "$f" > "$tmp/log" || true
   if [ "$(wc -l < "$tmp/log")" -gt 400 ]; then
-    { head -n 150 "$tmp/log"; echo "[... $(($(wc -l < "$tmp/log") - 400)) lines trimmed by keep_results.sh ...]"; tail -n 250 "$tmp/log"; } > "$dst/logs/$(basename "$f")"
+    { head -n 150 "$tmp/log"; echo "[... $(($(wc -l < "$tmp/log") - 400)) lines trimmed by keep_results.sh ...]"; tail -n 250 "$tmp/log"; } > "$dst/logs/$rel"
   else
-    cp "$tmp/log" "$dst/logs/$(basename "$f")"
+    cp "$tmp/log" "$dst/logs/$rel"
   fi
 done
 echo "kept in $dst:"

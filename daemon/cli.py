@@ -298,8 +298,9 @@ def _print_jsonl(rec: dict[str, Any]) -> None:
 def cmd_route(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
-    from daemon.models import PageText
+    from daemon.pagerecord import PageResult
     from daemon.pages import probe, textlayer
+    from daemon.service.outputs import page_texts
     from daemon.service.pipeline import render_options
     from daemon.understand.classify import classify, format_explain
     from daemon.understand.route import choose_route
@@ -314,12 +315,16 @@ def cmd_route(args: argparse.Namespace) -> int:
         # PDF pages with a real text layer are read as the daemon reads them (daemon.pages.textlayer)
         opts.math_to_engine = engine.output_is_markdown
         got = [textlayer.read_or_render(path, i, opts) for i in range(n)]
-        reqs = [PageRequest("explain", i, g.image, priority=i) for i, g in enumerate(got) if not isinstance(g, PageText)]
-        ocr = iter(engine.recognize(reqs))
-        texts = [g if isinstance(g, PageText) else next(ocr) for g in got]
+        reqs = [PageRequest("explain", g.index, g.image, priority=g.index) for g in got if g.image is not None]
+        answers = iter(engine.recognize(reqs))
+        results = [
+            PageResult.from_layer(g, g.layer) if g.layer is not None
+            else PageResult.from_engine(g, next(answers), engine.output_is_markdown)
+            for g in got
+        ]
     finally:
         engine.close()
-    pages, markdown = textlayer.unify(texts, engine.output_is_markdown)
+    pages, markdown = page_texts(results, engine.output_is_markdown)
     full = "\n\n".join(pages)
     cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown)
     decision, rows = choose_route(cfg, path=path, inbox=_inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now())
@@ -359,15 +364,19 @@ def cmd_status(args: argparse.Namespace) -> int:
     state_dir = state_dir_of(args.config)
     if not journal_exists(state_dir):  # status never creates a journal (or its folder)
         if args.json:
-            print(json.dumps({"counts": {}, "in_progress": [], "recent_failures": []}, indent=2))
+            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "recent_failures": []}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
     # read-only: `sudo ocr-daemon status` must not create or own anything in the service's state
     # folder (SQLite itself gives the -wal/-shm files a root process creates to the journal's owner)
+    try:
+        max_attempts: int | None = load_config(args.config).daemon.max_attempts
+    except ConfigError:
+        max_attempts = None
     journal = Journal(state_dir, readonly=True)
     try:
-        summary = status_summary(journal)
+        summary = status_summary(journal, max_attempts)
         fails = journal.recent_failures(10)
         progress = journal.progress()
     finally:
@@ -386,6 +395,14 @@ def cmd_status(args: argparse.Namespace) -> int:
             eta = f", ETA {format_duration(p.eta_s)}" if p.eta_s is not None else ""
             resumed = f" ({p.resumed} resumed)" if p.resumed else ""
             print(f"  {p.tag} {p.path.name}: {p.pages_done}/{total} pages{resumed}, {p.pages_per_s:.2f} pages/s{eta}")
+    if summary["retrying"]:
+        print("retrying (each failed try counts towards daemon.max_attempts):")
+        now = time.time()
+        for r in summary["retrying"]:
+            of = f" of {r['max_attempts']}" if r["max_attempts"] else ""
+            wait = r["next_try"] - now
+            when = f"next try in {format_duration(wait)}" if wait > 0 else "being tried again now"
+            print(f"  doc-{r['id']} {Path(r['path']).name}: attempt {r['attempts']}{of} failed, {when}: {r['error']}")
     if fails:
         print("recent failures:")
         for f in fails:

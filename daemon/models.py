@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from PIL import Image
 
+from daemon.stages import Degraded
+
 
 class DocState(enum.StrEnum):
     """Journal states of a document. ``queued -> processing -> done | failed`` (listed in this
@@ -90,6 +92,7 @@ class Page:
     # searchable PDF maps the engine image's boxes back onto the original page with it)
     crop_box: tuple[int, int, int, int] | None = None
     text_layer: str = ""  # a PDF page's text layer not used: why ("no text layer", "glyph soup" ...)
+    degraded: list[Degraded] = field(default_factory=list)  # optional render stages that failed (crop, orientation)
 
 
 @dataclass
@@ -138,6 +141,8 @@ class PageText:
     # where the text sits on the engine's page image, for the searchable PDF: Tesseract's words
     # (with words); None for engines that give no positions (VLMs)
     layout: PageLayout | None = None
+    # optional engine-side stages that failed on this page (tables, re-reads: daemon.stages)
+    degraded: list[Degraded] = field(default_factory=list)
 
 
 @dataclass

@@ -5,10 +5,12 @@ Contract:
 - ``layer_blocks(layer) -> list[Block]``: headings, paragraphs, lists and tables of one page, in
   reading order, as the blocks of ``daemon.document.model`` (inline text is normalised inline
   Markdown: plain text escaped, bold/italic spans as ``**``/``*``).
-- ``page_text(layer) -> PageText``: those blocks written as the page's Markdown (the same
-  Markdown the ``md`` writer writes, so ``parse_markdown_page`` gives the blocks back and every
-  writer, the raw file and ``ocr-daemon convert`` treat the page like a VLM page), with
-  ``source="text_layer"`` and the verdict's measurements in ``meta["text_layer"]``.
+- ``layer_page(layer, degraded) -> LayerPage``: those blocks (handed to the writers as they
+  are) and the same blocks as the page's Markdown (the Markdown the ``md`` writer writes: the raw
+  file, the JSON's page texts and ``ocr-daemon convert`` see the page like a VLM page), with the
+  verdict's measurements in ``meta["text_layer"]``. The layout is an optional stage
+  (``daemon.stages``): if it fails, the page's lines come as plain paragraphs (``plain_blocks``)
+  and the failure is appended to ``degraded``.
 
 Rules:
 
@@ -34,9 +36,10 @@ from collections import Counter
 
 from daemon.document.inline import escape_markdown_chars
 from daemon.document.model import Block, Cell, Heading, ListBlock, ListItem, Paragraph, Table
-from daemon.models import PageText
+from daemon.pagerecord import LayerPage
 from daemon.pages.tables import Grid
 from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
+from daemon.stages import Degraded, Stage, optional
 
 HEADING_RATIO = 1.2
 _BULLET = re.compile(r"^\s*(?:[•◦▪▫●○■□‣⁃∙·▸►✓✔]\s*|[*–—-]\s+)(?=\S)")
@@ -258,12 +261,23 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
     return out
 
 
-def page_text(layer: PageLayer) -> PageText:
-    """See the module docstring."""
+def layer_page(layer: PageLayer, degraded: list[Degraded]) -> LayerPage:
+    """See the module docstring. The layout (headings, lists, tables placed) is an optional
+    stage: if it fails, the layer's lines become plain paragraphs, one per text block."""
     from daemon.writers.markdown import blocks_md
 
     v = layer.verdict
     meta = {"text_layer": {"chars": v.chars, "invisible": v.invisible, "bad": round(v.bad, 4),
                            "math": round(v.math, 4), "tables": len(layer.tables)}}
-    return PageText(index=layer.index, text=blocks_md(layer_blocks(layer)), engine="text_layer",
-                    meta=meta, source="text_layer")
+    blocks = optional(Stage.TEXT_LAYER_LAYOUT, lambda: layer_blocks(layer), lambda: plain_blocks(layer), degraded)
+    return LayerPage(tuple(blocks), blocks_md(blocks), meta)
+
+
+def plain_blocks(layer: PageLayer) -> list[Block]:
+    """The layer's text without layout: one paragraph per text block, its lines joined."""
+    out: list[Block] = []
+    for b in layer.blocks:
+        text = _esc_start(_join([_esc(ln.text) for ln in b.lines]))
+        if text.strip():
+            out.append(Paragraph(text))
+    return out

@@ -302,3 +302,13 @@ def _block_from_dict(d: dict[str, Any]) -> Block:
     if t == "rule":
         return Rule()
     raise ValueError(f"unknown block type {t!r}")
+
+
+def block_to_dict(b: Block) -> dict[str, Any]:
+    """One block in the JSON form of the model (the journal keeps text-layer pages' blocks so)."""
+    return _block_to_dict(b)
+
+
+def block_from_dict(d: dict[str, Any]) -> Block:
+    """The block ``block_to_dict`` wrote."""
+    return _block_from_dict(d)

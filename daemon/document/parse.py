@@ -8,12 +8,13 @@ raises on odd input.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 
 from daemon.document.inline import plain_text
 from daemon.document.markdown import parse_markdown_page, parse_plain_page
-from daemon.document.model import Document, Page, Paragraph
+from daemon.document.model import Block, Document, Page, Paragraph
 
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:(?:page|p\.|seite|s\.|página|pág\.|pagina|pag\.|sida|side|blz\.|bladzijde)\s*)?"
@@ -48,11 +49,22 @@ def _mark_running_heads(pages: list[Page]) -> None:
                 b.role = role  # type: ignore[assignment]
 
 
-def parse_document(pages: Sequence[str], *, markdown: bool = True, language: str = "unknown") -> Document:
+def parse_document(
+    pages: Sequence[str], *, markdown: bool = True, language: str = "unknown",
+    blocks: Sequence[Sequence[Block] | None] | None = None,
+) -> Document:
     """Engine page texts -> :class:`Document`. ``markdown``: the texts are engine Markdown
-    (VLM); else plain OCR text (Tesseract)."""
-    parsed = [
-        Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)) for n, t in enumerate(pages, start=1)
-    ]
+    (VLM); else plain OCR text (Tesseract). ``blocks``: per page, blocks already built (a PDF
+    page read from its text layer, ``daemon.pagerecord.LayerPage``), used as they are (copied:
+    marking running heads changes them) instead of parsing that page's text; None for pages to
+    parse."""
+    known = list(blocks) if blocks is not None else []
+    parsed = []
+    for n, t in enumerate(pages, start=1):
+        given = known[n - 1] if n - 1 < len(known) else None
+        if given is not None:
+            parsed.append(Page(n, copy.deepcopy(list(given))))
+        else:
+            parsed.append(Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)))
     _mark_running_heads(parsed)
     return Document(parsed, language)

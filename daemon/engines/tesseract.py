@@ -17,8 +17,11 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
   may use). Each thread keeps its own ``PyTessBaseAPI`` objects loaded (one per language set it
   has needed; Tesseract APIs are not thread-safe, and tesserocr releases the GIL while
   recognising).
-- Errors: an unusable image (no pixels) -> ``InputError``; any other failure inside Tesseract ->
-  ``TransientError`` (the pipeline retries the document). ``close(drain_timeout)`` lets queued
+- Errors: an unusable image (no pixels) -> ``InputError``; a failure of the page's first read
+  inside Tesseract -> ``TransientError`` (the pipeline retries the document, bounded by
+  ``daemon.max_attempts``). Every later pass only improves the page (re-reads in its own language
+  or script, the upside-down re-read, the table search): one that fails is an optional stage
+  (``daemon.stages``) recorded in ``PageText.degraded``, and the page keeps the read it had. ``close(drain_timeout)`` lets queued
   and running pages finish for up to ``drain_timeout`` s, then fails the rest with
   ``EngineDeadError``; ``submit`` after ``close`` returns a future failed the same way.
 - ``PageText.text`` is plain text, paragraphs separated by one blank line, no spaces between
@@ -80,6 +83,7 @@ from daemon.engines.base import Engine, PageRequest
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText, TextBox, TextLine
 from daemon.pages.orient import detect_orientation, tessdata_dir
+from daemon.stages import Degraded, Stage, optional
 
 __all__ = ["TesseractEngine", "TESS_CODES", "choose_languages", "tidy_text"]
 
@@ -411,13 +415,18 @@ class TesseractEngine(Engine):
         allowed: list[str] = [a for a in hint if a in self.languages] or list(self.languages)
         gray = img.convert("L") if img.mode != "L" else img
         script = str(req.meta.get("script") or "")
+        degraded: list[Degraded] = []
         if not script and (len(allowed) > 1 or allowed[0] in ("zh", "ja")):
-            o = detect_orientation(gray)
+            page_gray = gray
+            o = optional(Stage.ORIENTATION, lambda: detect_orientation(page_gray), lambda: None, degraded)
             script = o.script if o is not None else ""
         with self._lock:
             known = self._doc_lang.get(req.doc_tag)
         langs = choose_languages(allowed, script, known)
         gray = gray.point(INK_LUT)  # light grey and orange text darker (see INK_GAMMA)
+        # The first read is the essential stage; every later pass (a re-read in the page's own
+        # language or script, the upside-down re-read, the table search) is optional
+        # (daemon.stages): one that fails leaves the page as the passes before it read it.
         raw, conf, layout = self._ocr(req, apis, langs, gray)
         text = tidy_text(raw)
         first_pass = None
@@ -427,26 +436,31 @@ class TesseractEngine(Engine):
             if REREAD_FIRST_PAGE and lang is not None and lang != ("en" if "en" in latin else latin[0]):
                 # Read again with the page's own language as Tesseract's primary model: with
                 # English primary, å/ä/ø come out as á/a/g (see the module docstring).
-                first_pass = langs
-                langs = choose_languages(allowed, script, lang)
-                raw, conf, layout = self._ocr(req, apis, langs, gray)
-                text = tidy_text(raw)
+                again = choose_languages(allowed, script, lang)
+                got = self._reread(req, apis, again, gray, degraded)
+                if got is not None:
+                    first_pass, langs = langs, again
+                    (raw, conf, layout), text = got, tidy_text(got[0])
         if known is not None and lang_pass_is_latin(langs) and len(latin) > 1:
             # Per page, not per document: a page in another language than the document's first
             # (a Danish manual whose page 1 was English) is read again with its own model.
             lang = self._page_language(text, latin)
             if lang is not None and lang != known:
-                first_pass = langs
-                langs = choose_languages(allowed, script, lang)
-                raw, conf, layout = self._ocr(req, apis, langs, gray)
-                text = tidy_text(raw)
-                self._remember(req.doc_tag, lang)
+                again = choose_languages(allowed, script, lang)
+                got = self._reread(req, apis, again, gray, degraded)
+                if got is not None:
+                    first_pass, langs = langs, again
+                    (raw, conf, layout), text = got, tidy_text(got[0])
+                    self._remember(req.doc_tag, lang)
         cjk = [c for a in ("zh", "ja") if a in allowed for c in TESS_CODES[a][:1]]
+        cjk_read = None
         if conf < CJK_RETRY_BELOW_CONF and cjk and not any(c in ("chi_sim", "chi_tra", "jpn") for c in langs):
             # OSD sometimes calls a page of Chinese/Japanese "Latin" (seen on JPEG receipts at
             # ~25 px glyphs: Latin models read it at confidence 50, chi_sim at 91). A Latin read
             # this unsure is re-read with the CJK models and the surer result kept.
-            raw2, conf2, layout2 = self._ocr(req, apis, cjk, gray)
+            cjk_read = self._reread(req, apis, cjk, gray, degraded)
+        if cjk_read is not None:
+            raw2, conf2, layout2 = cjk_read
             han2 = len(_HAN_CHAR.findall(raw2))
             letters2 = sum(ch.isalpha() for ch in raw2)
             # Surer, or as sure and full of Chinese characters, which Latin models cannot read
@@ -464,8 +478,10 @@ class TesseractEngine(Engine):
             if detect_language(text, allowed)[0] == "zh" or looks_chinese(text):
                 variant = chinese_variant(text)
                 own = ["chi_tra"] if variant == "traditional" else ["chi_sim"]
-                if own[0] in (c for a in allowed for c in TESS_CODES[a]):
-                    raw2, conf2, layout2 = self._ocr(req, apis, own, gray)
+                got = self._reread(req, apis, own, gray, degraded) if own[0] in (
+                    c for a in allowed for c in TESS_CODES[a]) else None
+                if got is not None:
+                    raw2, conf2, layout2 = got
                     first_pass = first_pass or langs
                     langs, raw, conf, text, layout = own, raw2, conf2, tidy_text(raw2), layout2
         turned = 0
@@ -475,13 +491,17 @@ class TesseractEngine(Engine):
             # read is junk at middling confidence (a 150 dpi Swedish manual page: 69). Read it the
             # other way up and keep that when it is clearly surer.
             flipped = gray.rotate(180)
-            raw2, conf2, layout2 = self._ocr(req, apis, langs, flipped)
-            if conf2 >= conf + FLIP_MARGIN:
+            got = optional(Stage.ORIENTATION, lambda: self._ocr(req, apis, langs, flipped), lambda: None, degraded)
+            raw2, conf2, layout2 = got if got is not None else ("", -1.0, layout)
+            if got is not None and conf2 >= conf + FLIP_MARGIN:
                 turned, raw, conf, text = 180, raw2, conf2, tidy_text(raw2)
                 # the words' boxes back on the page as the render stage left it (searchable PDF)
                 layout, gray, words_on_gray = _turned_half(layout2), flipped, layout2
         # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
-        tables = self._tables(req, apis, langs, gray, words_on_gray)
+        page_gray, page_words = gray, words_on_gray
+        tables = optional(
+            Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words), lambda: None, degraded
+        )
         if tables is not None:
             text = tables
         secs = time.monotonic() - t0
@@ -493,7 +513,16 @@ class TesseractEngine(Engine):
             meta["first_pass"] = first_pass
         if turned:
             meta["turned"] = turned  # degrees the engine turned the page on top of the render stage's
-        return PageText(index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout)
+        return PageText(
+            index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout, degraded=degraded,
+        )
+
+    def _reread(
+        self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, degraded: list[Degraded],
+    ) -> tuple[str, float, PageLayout] | None:
+        """One more Tesseract pass with ``langs`` (optional stage ``language_reread``): None
+        when it fails, and the page keeps the read it had."""
+        return optional(Stage.LANGUAGE_REREAD, lambda: self._ocr(req, apis, langs, gray), lambda: None, degraded)
 
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout) -> str | None:
         """The page as Markdown with its tables: ruled ones read cell by cell
@@ -515,9 +544,9 @@ class TesseractEngine(Engine):
         try:
             api = apis.get(key) or apis.setdefault(key, self._new_api(langs))
             return read_scanned_page(api, gray, grids, regions)
-        except Exception as e:
-            apis.pop(key, None)
-            raise TransientError(f"tesseract failed on a table of {req.doc_tag} page {req.index + 1}: {e}") from e
+        except Exception:
+            apis.pop(key, None)  # a failed API may be in a bad state: rebuild it next time
+            raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text
 
     def _ocr(
         self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any,

@@ -45,12 +45,13 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from daemon.errors import ExitCode, FatalError
-from daemon.models import DocState, Document, PageText, Progress
+from daemon.models import DocState, Document, Progress
+from daemon.pagerecord import PageResult
 
 log = logging.getLogger(__name__)
 
@@ -207,14 +208,6 @@ class JournalRow:
             id=self.id, path=self.path, inbox=self.inbox, size=self.size, mtime=self.mtime,
             sha256=self.sha256, attempts=self.attempts, state=self.state,
         )
-
-
-@dataclass(frozen=True)
-class PageRecord:
-    """A finished page as the journal keeps it: the engine's answer and the render facts."""
-
-    text: PageText
-    info: Mapping[str, Any] = field(default_factory=dict)  # rotation, cropped, script, size, source_size
 
 
 def journal_path(state_dir: Path) -> Path:
@@ -502,7 +495,7 @@ class Journal:
             ids = [int(r["id"]) for r in rows]
             for i in ids:
                 db.execute(
-                    "UPDATE documents SET state='queued', not_before=0, attempts=0, strikes=0, updated=? WHERE id=?", (time.time(), i)
+                    "UPDATE documents SET state='queued', not_before=0, attempts=0, strikes=0, error=NULL, updated=? WHERE id=?", (time.time(), i)
                 )
         return ids
 
@@ -521,38 +514,39 @@ class Journal:
         with self._tx() as db:
             db.execute("UPDATE documents SET total_pages=?, updated=? WHERE id=?", (n, time.time(), doc_id))
 
-    def record_page(self, doc_id: int, key: str, page: PageRecord) -> None:
+    def record_page(self, doc_id: int, key: str, page: PageResult) -> None:
         """Commit one finished page (synced like every commit: a crash after this returns does
         not lose it). Recording a page again replaces it."""
-        t = page.text
         with self._tx() as db:
             db.execute(
                 "INSERT OR REPLACE INTO pages(doc_id, idx, key, text, engine, seconds, flags, meta, source, info, created)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (doc_id, t.index, key, t.text, t.engine, t.seconds, json.dumps(t.flags), json.dumps(t.meta, default=str),
-                 t.source, json.dumps(dict(page.info)), time.time()),
+                (doc_id, page.index, key, page.text, page.engine, page.seconds, json.dumps(list(page.flags)),
+                 json.dumps(dict(page.meta), default=str), page.source, page.to_record(), time.time()),
             )
 
-    def done_pages(self, doc_id: int, key: str) -> dict[int, PageRecord]:
+    def done_pages(self, doc_id: int, key: str) -> dict[int, PageResult]:
         """Pages of ``doc_id`` already recorded under ``key``, by index. Pages recorded under
-        another key (another engine or render size) are dropped: they will be read again."""
+        another key (another engine or render size) are dropped: they will be read again, and so
+        is a record this version cannot read (``PageResult.from_record``)."""
         if self.readonly and not self._has_pages():
             return {}
         db = self._conn()
         rows = db.execute("SELECT * FROM pages WHERE doc_id=? ORDER BY idx", (doc_id,)).fetchall()
-        out: dict[int, PageRecord] = {}
+        out: dict[int, PageResult] = {}
         stale = False
         for r in rows:
             if r["key"] != key:
                 stale = True
                 continue
             try:
-                text = PageText(
+                page = PageResult.from_record(
                     index=int(r["idx"]), text=r["text"], engine=r["engine"], seconds=float(r["seconds"]),
                     flags=list(json.loads(r["flags"])), meta=dict(json.loads(r["meta"])), source=r["source"],
+                    info=r["info"],
                 )
-                out[text.index] = PageRecord(text, dict(json.loads(r["info"])))
-            except (TypeError, ValueError) as e:  # a damaged record is read again, never trusted
+                out[page.index] = page
+            except (TypeError, ValueError, KeyError, IndexError) as e:  # damaged or older: read again
                 log.warning("doc-%d: page %d record unreadable (%s); reading the page again", doc_id, r["idx"], e)
         if stale and not self.readonly:
             with self._tx() as db:
@@ -598,6 +592,15 @@ class Journal:
     def counts(self) -> dict[str, int]:
         rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
         return {r["state"]: int(r["n"]) for r in rows}
+
+    def retrying(self, limit: int = 100) -> list[JournalRow]:
+        """Documents waiting for another try after a failed one (queued with a strike and the
+        last error), soonest next try first."""
+        rows = self._conn().execute(
+            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
+            " ORDER BY not_before LIMIT ?", (limit,)
+        ).fetchall()
+        return [_row(r) for r in rows]
 
     def recent_failures(self, limit: int = 10) -> list[JournalRow]:
         rows = self._conn().execute(
@@ -669,13 +672,19 @@ def _doc(row: sqlite3.Row) -> Document:
     return _row(row).document
 
 
-def status_summary(journal: Journal) -> dict[str, Any]:
+def status_summary(journal: Journal, max_attempts: int | None = None) -> dict[str, Any]:
     """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
-    with): documents by state, the documents in progress with their page progress, and the ten
-    most recent failures with their reasons. Read-only."""
+    with): documents by state, the documents in progress with their page progress, the documents
+    waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
+    config is known), and the ten most recent failures with their reasons. Read-only."""
     return {
         "counts": journal.counts(),
         "in_progress": [p.to_json() for p in journal.progress()],
+        "retrying": [
+            {"id": r.id, "path": str(r.path), "attempts": r.strikes, "max_attempts": max_attempts, "error": r.error,
+             "next_try": round(r.not_before, 3), "state": r.state.value}
+            for r in journal.retrying()
+        ],
         "recent_failures": [
             {"id": f.id, "path": str(f.path), "error": f.error,
              "final_path": None if f.final_path is None else str(f.final_path)}

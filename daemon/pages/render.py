@@ -63,6 +63,7 @@ from daemon.pages.probe import (
     page_count,
     short,
 )
+from daemon.stages import Degraded, Stage, optional
 
 __all__ = ["render_page", "render_document", "crop_dark_borders", "image_target"]
 
@@ -263,24 +264,30 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
     else:
         img, source = _render_image_page(path, index, opts)
         target = image_target(opts, source)
-    cropped = False
+    # The crop and the upright turn are optional stages (daemon.stages): one that fails leaves
+    # the page as it was, recorded in ``Page.degraded``; the page is still read.
+    degraded: list[Degraded] = []
     crop_box = None
     if opts.crop_borders:
-        before = img.size
-        crop_box = dark_border_box(img)
-        cropped = crop_box is not None
+        page_img = img
+        crop_box = optional(Stage.CROP, lambda: dark_border_box(page_img), lambda: None, degraded)
         if crop_box is not None:
+            before = img.size
             img = img.crop(crop_box)
-        if cropped and kind == "pdf":
-            # Scale the page content back up to the size the uncropped page had.
-            target = max(before) if opts.dpi else min(opts.longest_edge, max(before))
+            if kind == "pdf":
+                # Scale the page content back up to the size the uncropped page had.
+                target = max(before) if opts.dpi else min(opts.longest_edge, max(before))
     img = _resize_longest(img, target)
     rotation, script = 0, ""
     if opts.autorotate:
-        img, rotation, script = upright_with_script(img)
+        upright = img
+        img, rotation, script = optional(
+            Stage.ORIENTATION, lambda: upright_with_script(upright), lambda: (upright, 0, ""), degraded
+        )
     img.load()
     return Page(
-        index=index, image=img, rotation=rotation, cropped=cropped, source_size=source, script=script, crop_box=crop_box,
+        index=index, image=img, rotation=rotation, cropped=crop_box is not None, source_size=source, script=script,
+        crop_box=crop_box, degraded=degraded,
     )
 
 

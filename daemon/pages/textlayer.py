@@ -2,13 +2,14 @@
 
 Contract:
 
-- ``read_or_render(path, index, opts) -> Page | PageText``: the render stage's entry point for
-  one page (module-level, picklable results, run in render worker processes). With
-  ``opts.text_layer == "ocr"``, or for images, it is ``render.render_page``. Otherwise the PDF
-  page's text layer is judged (``judge``); a real text layer gives a ``PageText`` with
-  ``source="text_layer"`` (Markdown built by ``daemon.document.layout``; the engine never sees
-  the page), anything else a rendered ``Page`` for the engine whose ``text_layer`` field says why
-  the layer was not used. Raises what ``render_page`` raises. The last two PDFs stay open in the
+- ``read_or_render(path, index, opts, lines=False) -> RenderedPage``: the render stage's entry
+  point for one page (module-level, picklable result, run in render worker processes). With
+  ``opts.text_layer == "ocr"``, or for images, the page is rendered (``render.render_page``).
+  Otherwise the PDF page's text layer is judged (``judge``); a real text layer gives the page's
+  ``layer`` (model blocks built by ``daemon.document.layout``, and their Markdown; the engine never
+  sees the page), anything else an image for the engine whose ``text_layer_note`` says why the
+  layer was not used. Optional stages that failed (the layer's tables and layout, orientation,
+  crop, line boxes) are in ``degraded``. Raises what ``render_page`` raises. The last two PDFs stay open in the
   calling process (a worker reads a document's pages in a row), used under a lock.
 - ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
   when the layer is used, its text blocks (lines of styled spans) and tables: ruled ones from
@@ -44,15 +45,18 @@ import functools
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pymupdf
 
-from daemon.models import Page, PageText, RenderOptions
+from daemon.models import PageText, RenderOptions
+from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import render
 from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid, unruled_grids
+from daemon.stages import Degraded, Stage, optional
 
 MODES = ("auto", "any", "ocr")
 
@@ -260,8 +264,11 @@ def _span(s: dict[str, Any]) -> Span:
     return Span(str(s.get("text", "")).replace("\ufffd", ""), tuple(s["bbox"]), float(s.get("size", 0.0)), bold, italic, mono)
 
 
-def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engine: bool = False) -> PageLayer:
-    """See the module docstring."""
+def read_layer(
+    page: pymupdf.Page, index: int, mode: str = "auto", math_to_engine: bool = False,
+    degraded: list[Degraded] | None = None,
+) -> PageLayer:
+    """See the module docstring. A failed table search is recorded in ``degraded``."""
     flags = (pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
 )
     raw = page.get_text("dict", flags=flags)
@@ -281,25 +288,35 @@ def read_layer(page: pymupdf.Page, index: int, mode: str = "auto", math_to_engin
                 lines.append(Line(ss, tuple(ln["bbox"]), abs(d[1]) < 0.02 and d[0] > 0))
         if lines:
             layer.blocks.append(TextBlock(lines, tuple(b["bbox"])))
+    # tables only add to the text: a table search that fails leaves the page's text without them
+    sink = degraded if degraded is not None else []
+    layer.tables = optional(Stage.TEXT_LAYER_TABLES, lambda: _find_tables(page, layer), list, sink)
+    return layer
+
+
+def _find_tables(page: pymupdf.Page, layer: PageLayer) -> list[Grid]:
+    """The layer's tables: ruled, with horizontal rules only, and without any rule (see the
+    module docstring); none on a drawing."""
+    tables: list[Grid] = []
     h, v = vector_segments(page)
     if len(h) + len(v) > MAX_RULES:  # a drawing (a plot, a map), not tables: no table search
-        return layer
+        return tables
     if len(h) >= 2 and len(v) >= 2:
-        layer.tables = find_grids(h, v, tol=2.0, min_size=4.0)
+        tables = find_grids(h, v, tol=2.0, min_size=4.0)
     if len(h) >= 2:  # tables with horizontal rules only: columns from the words' gaps
         regions = [r for r in rule_regions(h, v, tol=2.0, min_width=0.25 * page.rect.width,
                                              max_two_rule_height=0.4 * page.rect.height)
-                   if not any(_overlap(r, g.bbox) for g in layer.tables)]
+                   if not any(_overlap(r, g.bbox) for g in tables)]
         words = _words(layer) if regions else []
         for r in regions:
             g = text_grid(words, r)
             if g is not None:
-                layer.tables.append(g)
+                tables.append(g)
     # tables without any rule: the same geometry as on scans, over the layer's own words of
     # horizontal lines (vertical CJK text and text set along a curve line up in columns too)
-    layer.tables += unruled_grids(_words(layer, horizontal=True), [g.bbox for g in layer.tables])
-    layer.tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
-    return layer
+    tables += unruled_grids(_words(layer, horizontal=True), [g.bbox for g in tables])
+    tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+    return tables
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -366,26 +383,43 @@ def _has_eof(path: Path) -> bool:
         return False
 
 
-def read_or_render(path: Path, index: int, opts: RenderOptions) -> Page | PageText:
-    """See the module docstring."""
+def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = False) -> RenderedPage:
+    """See the module docstring. ``lines``: also find the rendered image's line boxes (the
+    searchable PDF of an engine without word boxes; optional stage ``pdf_alignment``)."""
+    t0 = time.monotonic()
     path = Path(path)
     mode = getattr(opts, "text_layer", "auto")
-    if mode == "ocr" or not _is_pdf(path):
-        return render.render_page(path, index, opts)
-    from daemon.document.layout import page_text
+    degraded: list[Degraded] = []
+    note = ""
+    if mode != "ocr" and _is_pdf(path):
+        from daemon.document.layout import layer_page
 
-    with _OPEN_LOCK:  # a kept-open document is used by one thread at a time (MuPDF's rule)
-        layer = _read_kept_open(path, index, mode, bool(getattr(opts, "math_to_engine", False)))
-    if layer is None:  # the renderer names the problem (corrupt, truncated ...)
-        return render.render_page(path, index, opts)
-    if layer.verdict.use:
-        return page_text(layer)
+        with _OPEN_LOCK:  # a kept-open document is used by one thread at a time (MuPDF's rule)
+            layer = _read_kept_open(path, index, mode, bool(getattr(opts, "math_to_engine", False)), degraded)
+        if layer is not None and layer.verdict.use:
+            lp = layer_page(layer, degraded)
+            return RenderedPage(index, layer=lp, degraded=tuple(degraded), seconds=time.monotonic() - t0)
+        note = layer.verdict.reason if layer is not None else ""  # None: the renderer names the problem
     page = render.render_page(path, index, opts)
-    page.text_layer = layer.verdict.reason
-    return page
+    boxes = None
+    if lines:
+        from daemon.writers.pdflayout import find_lines
+
+        img = page.image
+        boxes = optional(Stage.PDF_ALIGNMENT, lambda: find_lines(img), lambda: None, degraded)
+    geometry = PageGeometry(
+        size=page.image.size, source_size=page.source_size, rotation=page.rotation, cropped=page.cropped,
+        crop_box=page.crop_box, script=page.script,
+    )
+    return RenderedPage(
+        index, image=page.image, geometry=geometry, lines=boxes, text_layer_note=note,
+        degraded=(*page.degraded, *degraded), seconds=time.monotonic() - t0,
+    )
 
 
-def _read_kept_open(path: Path, index: int, mode: str, math_to_engine: bool) -> PageLayer | None:
+def _read_kept_open(
+    path: Path, index: int, mode: str, math_to_engine: bool, degraded: list[Degraded],
+) -> PageLayer | None:
     try:
         doc = _open(path)
     except Exception:
@@ -395,7 +429,7 @@ def _read_kept_open(path: Path, index: int, mode: str, math_to_engine: bool) -> 
         layer = PageLayer(index, 0, 0, Verdict(False, "not checked"))  # render_page decides
     else:
         try:
-            layer = read_layer(doc.load_page(index), index, mode, math_to_engine)
+            layer = read_layer(doc.load_page(index), index, mode, math_to_engine, degraded)
         except Exception as e:  # a page MuPDF cannot read text from: OCR it
             layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
     return layer

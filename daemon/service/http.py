@@ -211,7 +211,7 @@ class HttpEndpoint:
         problems = ready_problems(svc)
         return {
             # what `ocr-daemon status --json` prints (tests compare the two)
-            **status_summary(svc.journal),
+            **status_summary(svc.journal, svc.cfg.daemon.max_attempts),
             "live": {
                 "ready": not problems,
                 "not_ready": problems,

@@ -6,7 +6,8 @@ Contract:
   elsewhere. Counters and histograms count from the process's start, as Prometheus expects (a
   restart resets them; ``rate()`` copes).
 - The pipeline and the service report through the module functions below (``observe_stage``,
-  ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``): each is a
+  ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``,
+  ``stage_degraded`` (an optional stage that failed, by stage), ``document_retried``): each is a
   one-line hook, thread-safe, cheap (a lock and a few additions) and never raises.
 - Values only known at scrape time (documents by state from the journal, queue depth, engine
   restarts, GPU memory) are read from the running service by ``ServiceCollector`` when
@@ -126,6 +127,13 @@ class Metrics:
         self.failures = Counter(
             "ocr_daemon_failures", "Documents failed (moved to the failed folder), by reason class", ["reason"], registry=r
         )
+        self.degraded = Counter(
+            "ocr_daemon_degraded", "Optional stages that failed on a page or document, which went on without them",
+            ["stage"], registry=r,
+        )
+        self.retries = Counter(
+            "ocr_daemon_retries", "Failed tries of a document (each counts towards daemon.max_attempts)", registry=r
+        )
         self.stage = Histogram(
             "ocr_daemon_stage_seconds", "Latency of a pipeline stage (per page for render and engine)", ["stage"],
             buckets=BUCKETS, registry=r,
@@ -142,6 +150,10 @@ class Metrics:
             self.stage.labels(stage=s)
         for o in ("done", "duplicate", "superseded", "failed", "retry"):
             self.finished.labels(outcome=o)
+        from daemon.stages import OPTIONAL
+
+        for st in sorted(OPTIONAL):  # every optional stage shows up with 0 before its first failure
+            self.degraded.labels(stage=st.value)
         self.started = time.time()
         self.pages_count = 0  # pages OCRed since start (the counter's value, readable without internals)
         self._lock = threading.Lock()
@@ -180,6 +192,16 @@ class Metrics:
             if d is not None:
                 d.done += 1
                 d.in_engine = max(0, d.in_engine - 1)
+
+    def stage_degraded(self, stage: str) -> None:
+        """An optional stage failed on a page (or a document) that went on without it."""
+        with contextlib.suppress(Exception):
+            self.degraded.labels(stage=stage).inc()
+
+    def document_retried(self) -> None:
+        """A try of a document failed; it is retried later or, past its attempts, failed."""
+        with contextlib.suppress(Exception):
+            self.retries.inc()
 
     def document_finished(self, doc_id: int, outcome: str, reason: str = "") -> None:
         with self._lock:
@@ -318,6 +340,12 @@ class ServiceCollector(Collector):
         for s in DocState:
             docs.add_metric([s.value], counts.get(s.value, 0))
         yield docs
+        try:
+            retrying = len(svc.journal.retrying())
+        except Exception:
+            retrying = 0
+        yield GaugeMetricFamily("ocr_daemon_documents_retrying",
+                                "Documents waiting for another try after a failed one (status: retrying)", value=retrying)
         yield GaugeMetricFamily("ocr_daemon_queue_depth", "Documents queued and waiting for a worker", value=len(svc.queue))
         yield GaugeMetricFamily("ocr_daemon_settling_files", "Files seen in an inbox, waiting to be unchanged long enough",
                                 value=svc.tracker.pending())
@@ -346,3 +374,5 @@ document_started = METRICS.document_started
 page_rendered = METRICS.page_rendered
 page_recognized = METRICS.page_recognized
 document_finished = METRICS.document_finished
+stage_degraded = METRICS.stage_degraded
+document_retried = METRICS.document_retried

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -81,6 +82,14 @@ def _progress_cell(d: dict[str, Any]) -> str:
             f'<span class="progress-text">{done} / {total} pages ({pct:.0f} %)</span>')
 
 
+def _attempts(r: dict[str, Any]) -> str:
+    """``retrying: attempt 2 of 3, next try in 40s`` for a document waiting for another try."""
+    of = f" of {r['max_attempts']}" if r.get("max_attempts") else ""
+    wait = max(0.0, float(r["next_try"]) - time.time())
+    when = f"next try in {_duration(wait)}" if wait > 0 else "being tried again"
+    return f"retrying: attempt {r['attempts']}{of} failed, {when}"
+
+
 def page_html(st: dict[str, Any], *, upload: bool) -> str:
     """The status page of ``HttpEndpoint.status()``; ``upload``: link the upload form."""
     live = st["live"]
@@ -102,12 +111,20 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
     else:
         progress = '<p class="dim" id="in-progress">nothing in progress</p>'
     fails = st["recent_failures"]
-    if fails:
-        frows = "".join(
-            f'<tr><td>{_e(Path(f["path"]).name)}</td><td class="reason">{_e(f["error"])}</td>'
-            f'<td class="dim">{_e(f["final_path"] or "")}</td></tr>' for f in fails
+    retrying = st.get("retrying", [])
+    if fails or retrying:
+        # Documents waiting for another try are failures too until they pass: listed first, with
+        # their attempt count and next try (a document retried without end is what this shows)
+        rrows = "".join(
+            f'<tr class="retrying"><td>{_e(Path(r["path"]).name)}</td><td class="reason">{_e(r["error"])}</td>'
+            f'<td>{_e(_attempts(r))}</td></tr>' for r in retrying
         )
-        failures = f'<table id="failures"><tr><th>file</th><th>reason</th><th>now at</th></tr>{frows}</table>'
+        frows = "".join(
+            f'<tr class="failed"><td>{_e(Path(f["path"]).name)}</td><td class="reason">{_e(f["error"])}</td>'
+            f'<td class="dim">failed{_e(", now at " + f["final_path"] if f["final_path"] else "")}</td></tr>'
+            for f in fails
+        )
+        failures = (f'<table id="failures"><tr><th>file</th><th>reason</th><th>state</th></tr>{rrows}{frows}</table>')
     else:
         failures = '<p class="dim" id="failures">no failures</p>'
     up = '<p><a href="/upload">Try a file…</a></p>' if upload else ""
@@ -124,7 +141,7 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
 {progress}
 <h2>Pages per second, last {len(live["history"])} minutes</h2>
 {_rate_chart(live["history"])}
-<h2>Recent failures</h2>
+<h2>Failures and retries</h2>
 {failures}
 <p class="dim">Reloads every 5 s · <a href="/status">/status</a> (JSON) · <a href="/metrics">/metrics</a> · <a href="/healthz/ready">/healthz/ready</a></p>
 """

@@ -43,6 +43,8 @@ from daemon.understand.language import WORD_RE, detect_language, fold, has_cjk, 
 if TYPE_CHECKING:
     from daemon.understand.route import RouteExplain
 
+from daemon.stages import Degraded, Stage, optional
+
 log = logging.getLogger(__name__)
 
 OTHER = "other"
@@ -352,8 +354,12 @@ def keyword_languages(text: str, language: str) -> frozenset[str] | None:
     return frozenset({language})
 
 
-def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: bool) -> Classification:
-    """Language, features and doctype of a document (see the module docstring)."""
+def classify(
+    text: str, *, cfg: Config, filename: str, pages: int, markdown: bool, degraded: list[Degraded] | None = None,
+) -> Classification:
+    """Language, features and doctype of a document (see the module docstring). The document
+    date is an optional stage (``daemon.stages``): a failure leaves ``doc_date`` None and is
+    appended to ``degraded``."""
     head = text[:MAX_CLASSIFY_CHARS]
     if markdown:
         # Language and keywords read the words only: the HTML table tags and LaTeX of engine
@@ -390,7 +396,8 @@ def classify(text: str, *, cfg: Config, filename: str, pages: int, markdown: boo
         has_table=has_table,
         has_math=has_math,
         doctype_thresholds={name: dt.threshold for name, dt in cfg.doctypes.items()},
-        doc_date=document_date(head, lang),
+        doc_date=optional(Stage.DATES, lambda: document_date(head, lang), lambda: None,
+                          degraded if degraded is not None else []),
     )
 
 

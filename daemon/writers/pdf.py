@@ -41,6 +41,7 @@ is deterministic for the same input (no timestamps or random ids in the bytes).
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import os
@@ -50,6 +51,7 @@ import tempfile
 import time
 import warnings
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +60,9 @@ import pikepdf
 from PIL import Image, ImageOps
 
 from daemon.errors import InputError
-from daemon.models import PageLayout, PageText
+from daemon.models import PageLayout
+from daemon.pagerecord import PageResult
+from daemon.stages import Degraded, Stage, optional
 from daemon.writers.pdflayout import Placement, place_text
 
 log = logging.getLogger(__name__)
@@ -97,21 +101,22 @@ class PdfOutput:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def pdf_pages(texts: list[PageText], page_info: list[dict[str, Any]]) -> list[PdfPage]:
-    """``PdfPage``s from the engine's answers and the pipeline's per-page render info (the dicts
-    of ``Pipeline._recognize``: ``size``, ``source_size``, ``rotation``, ``crop_box``)."""
+def pdf_pages(pages: Sequence[PageResult]) -> list[PdfPage]:
+    """``PdfPage``s from the finished pages: their text, boxes and the geometry of the image the
+    engine read. A page read from the PDF's own text layer has no image: it is left untouched
+    (``source="text_layer"``), so its size is never used."""
     out = []
-    for t, pi in zip(texts, page_info, strict=True):
-        crop = pi.get("crop_box")
+    for p in pages:
+        g = p.geometry
         out.append(PdfPage(
-            index=t.index,
-            text=t.text,
-            size=(int(pi["size"][0]), int(pi["size"][1])),
-            source_size=(int(pi["source_size"][0]), int(pi["source_size"][1])),
-            rotation=int(pi.get("rotation") or 0),
-            crop_box=(int(crop[0]), int(crop[1]), int(crop[2]), int(crop[3])) if crop else None,
-            layout=t.layout,
-            source=t.source,
+            index=p.index,
+            text=p.text,
+            size=g.size if g is not None else (0, 0),
+            source_size=g.source_size if g is not None else (0, 0),
+            rotation=g.rotation if g is not None else 0,
+            crop_box=g.crop_box if g is not None else None,
+            layout=p.layout,
+            source=p.source if g is not None else "text_layer",
         ))
     return out
 
@@ -268,6 +273,12 @@ def _has_own_text(fz: Any, index: int) -> bool:
 # --------------------------------------------------------------------------- text layer
 
 
+def _placed_tree(p: PdfPage, markdown: bool) -> tuple[Placement, Any]:
+    """The page's text placed on it, and the OCR tree OCRmyPDF's renderer draws (None: no line)."""
+    placed = place_text(p.text, p.layout, markdown, p.size)
+    return placed, (_ocr_tree(p, placed) if placed.lines else None)
+
+
 def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
     from ocrmypdf.models.ocr_element import BoundingBox, OcrClass, OcrElement
 
@@ -381,12 +392,22 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
             if p.source == "text_layer" or (fz is not None and _has_own_text(fz, p.index)):
                 report_pages.append({"page": p.index + 1, "placement": "text_layer"})
                 continue
-            placed = place_text(p.text, p.layout, inp.markdown, p.size)
-            report_pages.append({"page": p.index + 1, "placement": placed.how, "lines": len(placed.lines)})
+            # Placing the text on the page is an optional stage (daemon.stages): a page whose
+            # placement fails keeps its image, without a text layer, and says so in the report.
+            degraded: list[Degraded] = []
+            placed_tree = optional(
+                Stage.PDF_ALIGNMENT, functools.partial(_placed_tree, p, inp.markdown),
+                lambda: (Placement("none", []), None), degraded,
+            )
+            placed, tree = placed_tree
+            entry: dict[str, Any] = {"page": p.index + 1, "placement": placed.how, "lines": len(placed.lines)}
+            if degraded:
+                entry["degraded"] = [d.to_json() for d in degraded]
+            report_pages.append(entry)
             if not is_pdf and p.rotation % 360:
                 page.obj.Rotate = (_page_rotate(page) + p.rotation) % 360
-            if placed.lines:
-                trees.append((p.index, _ocr_tree(p, placed)))
+            if tree is not None:
+                trees.append((p.index, tree))
         if fz is not None:
             fz.close()
         layers = _render_layers(trees, tmp) if trees else None

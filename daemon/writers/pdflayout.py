@@ -8,8 +8,8 @@ Contract:
   reading order with their block numbers, no words. One API per thread, kept loaded. Cheap
   compared with recognition (bench/bench_pdf.py measures it); never raises for a page (an empty
   layout when Tesseract fails).
-- ``render_page_with_lines(path, index, opts) -> (Page, PageLayout)``: ``render_page`` plus
-  ``find_lines`` on its image, for the render worker processes (module-level, picklable result).
+- The render stage runs ``find_lines`` on a rendered page in its worker when the searchable PDF
+  needs line boxes (``daemon.pages.textlayer.read_or_render(..., lines=True)``).
 - ``plain_lines(text, markdown)``: the engine's page text as the plain lines a reader sees
   (Markdown markup, HTML table tags, comments, image placeholders removed; table cells joined
   by spaces; LaTeX kept as written).
@@ -37,12 +37,11 @@ import html
 import re
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
-from daemon.models import Page, PageLayout, PageText, RenderOptions, TextBox, TextLine
+from daemon.models import PageLayout, TextBox, TextLine
 
 #: Text length per em of line (characters; a CJK character counts 2) beyond which the text and
 #: the lines found cannot belong together: Latin text runs at ~2.4 characters per line height,
@@ -121,18 +120,6 @@ def find_lines(image: Image.Image) -> PageLayout:
         _local.api = None
         return PageLayout(size=size)
     return PageLayout(size=size, lines=lines)
-
-
-def render_page_with_lines(path: Path, index: int, opts: RenderOptions) -> tuple[Page, PageLayout] | PageText:
-    """``read_or_render`` and the line boxes of the rendered image, in one render worker call; a
-    PDF page read from its own text layer comes back as its text, with no image to find lines on
-    (the searchable PDF leaves such a page untouched)."""
-    from daemon.pages.textlayer import read_or_render
-
-    page = read_or_render(path, index, opts)
-    if isinstance(page, PageText):
-        return page
-    return page, find_lines(page.image)
 
 
 # --------------------------------------------------------------------------- text

@@ -1,0 +1,153 @@
+"""Finishing a recognised document: classify, route, and render every output's bytes.
+
+Contract:
+
+- ``prepare_outputs(cfg, pages, src, inbox, engine_markdown, when) -> Prepared``: CPU work only,
+  no journal, no files. Runs in a render worker process (``Pipeline._prepare``): when many
+  documents finish at once (a batch of pages decoded together on the GPU), each one's ~0.1 s of
+  Python here would otherwise run one after the other on the daemon's GIL
+  (bench/bench_finish.py). The text outputs are named ``src.stem`` + suffix; the JSON is
+  rendered again once the output names are known (``Pipeline._write``).
+- Optional stages here (``daemon.stages``): classification features (fallback: language
+  ``unknown``, doctype ``other``), the document date (inside ``classify``) and the searchable PDF
+  (the text outputs never wait on it; a PDF that cannot be made is reported in the sidecar's
+  ``pdf.error``). Their failures are ``Prepared.degraded``; per-page failures of the PDF's line
+  alignment come back in the PDF report and are put on their pages by the pipeline.
+- ``warm_worker()`` loads, in a render worker at start, what rendering and finishing import.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from daemon.config import Config
+from daemon.document.model import Document as ParsedDocument
+from daemon.document.parse import parse_document
+from daemon.models import Classification, RouteDecision
+from daemon.names import display
+from daemon.pagerecord import PageResult
+from daemon.pages.renderpool import warm_render
+from daemon.stages import Degraded, Stage, optional
+from daemon.understand.classify import classify
+from daemon.understand.language import warm as language_warm
+from daemon.understand.route import choose_route
+from daemon.writers import WriterOptions, render_outputs
+from daemon.writers.pdf import PdfInput, pdf_pages, pdf_suffix, pdf_title, write_pdf
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Prepared:
+    """A recognised document before its outputs are named (``prepare_outputs``)."""
+
+    cls: Classification
+    decision: RouteDecision
+    parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
+    body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
+    seconds: dict[str, float]  # "classify" (with routing), "render"
+    texts: list[str]  # the page texts the outputs were made from (the raw file, the JSON's pages)
+    markdown: bool  # those texts are Markdown
+    pdf_report: dict[str, Any] | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
+    degraded: list[Degraded] = field(default_factory=list)  # document-level optional stages that failed
+
+
+def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list[str], bool]:
+    """The page strings of a document and whether they are Markdown. A plain-text engine's
+    document with some Markdown pages (from the text layer, or scanned tables) becomes Markdown
+    as a whole: its plain pages are escaped into the paragraphs ``parse_plain_page`` would make,
+    so the writers see one kind of text."""
+    if engine_markdown or not any(p.markdown for p in pages):
+        return [p.text for p in pages], engine_markdown
+    from daemon.document.inline import escape_plain
+
+    out: list[str] = []
+    for p in pages:
+        if p.markdown:
+            out.append(p.text)
+            continue
+        text = p.text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+        paras = []
+        for chunk in re.split(r"\n\s*\n", text):
+            lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
+            if lines:
+                paras.append(escape_plain("\n".join(lines)))
+        out.append("\n\n".join(paras))
+    return out, True
+
+
+def parse_pages(pages: Sequence[PageResult], texts: list[str], markdown: bool, language: str) -> ParsedDocument:
+    """The document model: text-layer pages from their blocks, the others parsed from ``texts``."""
+    return parse_document(texts, markdown=markdown, language=language, blocks=[p.blocks for p in pages])
+
+
+def render_body(
+    parsed: ParsedDocument, texts: list[str], formats: list[str], stem: str, language: str, markdown: bool,
+    csv_bom: bool,
+) -> dict[str, bytes]:
+    """Every output of ``formats`` rendered from the one parse."""
+    return render_outputs(
+        texts, formats=formats, stem=stem, language=language, sidecar={}, markdown=markdown,
+        options=WriterOptions(csv_bom=csv_bom), parsed=parsed,
+    )
+
+
+def _unclassified() -> Classification:
+    return Classification(language="unknown", language_confidence=0.0, doctype="other")
+
+
+def prepare_outputs(
+    cfg: Config, pages: Sequence[PageResult], src: Path, inbox: str, engine_markdown: bool, when: datetime,
+) -> Prepared:
+    """See the module docstring."""
+    t0 = time.monotonic()
+    degraded: list[Degraded] = []
+    texts, markdown = page_texts(pages, engine_markdown)
+    joined = "\n\n".join(texts)
+    cls = optional(
+        Stage.CLASSIFY,
+        lambda: classify(joined, cfg=cfg, filename=display(src.name), pages=len(pages), markdown=markdown,
+                         degraded=degraded),
+        _unclassified, degraded,
+    )
+    decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when)
+    t1 = time.monotonic()
+    parsed = parse_pages(pages, texts, markdown, cls.language)
+    text_formats = [f for f in decision.formats if f != "pdf"]
+    body = render_body(parsed, texts, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
+    report = None
+    if "pdf" in decision.formats:
+        # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
+        route = next((r for r in cfg.routes if r.name == decision.name), None)
+        job = PdfInput(
+            src, pdf_pages(pages), engine_markdown, language=cls.language, title=pdf_title(parsed, src),
+            pdfa=bool(route and route.pdfa),
+        )
+        made = optional(Stage.PDF, lambda: write_pdf(job), lambda: None, degraded)
+        if made is not None:
+            body[src.stem + pdf_suffix(src, decision.destination)] = made.data
+            report = made.report
+        else:  # the text outputs are not lost for a PDF that cannot be made
+            log.warning("%s: no pdf output: %s", display(src.name), degraded[-1].error)
+            report = {"error": f"the searchable PDF could not be made: {degraded[-1].error}"}
+    return Prepared(
+        cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1}, texts, markdown, report,
+        degraded,
+    )
+
+
+def warm_worker() -> None:
+    """Run once in each render worker at start (``Pipeline.warm``): the render modules, this
+    module (``prepare_outputs``'s imports) and the language model loaded before the first file.
+    A worker warmed for rendering alone took 0.75 s for its first ``prepare_outputs`` on the dev
+    VM (then 5 ms), which every worker would pay at once when a batch of documents finishes
+    together."""
+    warm_render()
+    language_warm()

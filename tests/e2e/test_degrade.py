@@ -92,10 +92,7 @@ def test_forced_failure_of_an_optional_stage_degrades(stage: Stage, tmp_path: Pa
     text = (tmp_path / "out" / f"{src.stem}.txt").read_text(encoding="utf-8")
     assert all(w.lower() in text.lower() for w in words), text  # the document kept its text
     (side,) = [s for s in sidecars(tmp_path / "out") if s["source"] == str(src)]
-    if level == "page":
-        recorded = [d for p in side["pages"] for d in p["degraded"]]
-    else:
-        recorded = side["degraded"]
+    recorded = [d for p in side["pages"] for d in p["degraded"]] if level == "page" else side["degraded"]
     assert any(d["stage"] == stage.value and "forced failure" in d["error"] for d in recorded), side
     if stage == Stage.PDF:
         assert "could not be made" in side["pdf"]["error"]

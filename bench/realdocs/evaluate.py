@@ -68,6 +68,10 @@ import yaml
 HERE = Path(__file__).resolve().parent
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ocr-daemon" / "realdocs"
 FORMATS = ["txt", "md", "csv", "json"]
+#: ``--all-formats``: one route asking for every output format (the robustness gate of issue 24:
+#: a document counts as "out" only when it is done with every format written, and its PDF has
+#: the source's page count)
+ALL_FORMATS = ["txt", "md", "json", "csv", "xlsx", "tex", "pdf"]
 CJK_RE = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af])")
 
 
@@ -185,7 +189,7 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def make_rules(repo: Path, tmp: Path) -> Path:
+def make_rules(repo: Path, tmp: Path, formats: list[str] = FORMATS) -> Path:
     with open(repo / "rules.yaml", encoding="utf-8") as f:
         cfg = yaml.safe_load(f)
     daemon = dict(cfg.get("daemon") or {})
@@ -197,12 +201,12 @@ def make_rules(repo: Path, tmp: Path) -> Path:
     for i, r in enumerate(cfg.get("routes") or []):
         r = dict(r)
         name = str(r.get("name") or f"route{i}")
-        r["formats"] = list(FORMATS)
+        r["formats"] = list(formats)
         r["destination"] = str(tmp / "out" / re.sub(r"[^A-Za-z0-9_.-]", "_", name))
         r["source"] = "keep"
         r.pop("archive_to", None)
         routes.append(r)
-    routes.append({"name": "realdocs-catch-all", "formats": list(FORMATS), "destination": str(tmp / "out" / "_all"),
+    routes.append({"name": "realdocs-catch-all", "formats": list(formats), "destination": str(tmp / "out" / "_all"),
                    "source": "keep"})
     cfg["routes"] = routes
     for d in ("state", "failed", "inbox", "out"):
@@ -320,9 +324,31 @@ def evaluate_doc(doc: dict, path: Path, tmp: Path, args, rules: Path, env: dict)
         score, matched, scored = cell_accuracy(labels["expected_cells"], [read_csv(p) for p in csvs])
         row["cell_accuracy"] = round(score, 4)
         row["cells_matched"], row["cells_scored"] = matched, scored
+    if getattr(args, "all_formats", False):
+        row.update(formats_check(tmp, path, pages, bool(csvs)))
     if rc != 0:
         row["error"] = f"exit code {rc}; output tail: " + out[-800:]
     return row
+
+
+def formats_check(tmp: Path, path: Path, pages: int, has_csv: bool) -> dict:
+    """Which of ``ALL_FORMATS`` were written for ``path`` (csv only where a table was found), the
+    output PDF's page count, and the degraded stages the sidecar records."""
+    out = tmp / "out"
+    stem = path.stem
+    found = {f: bool(sorted(out.rglob(f"{stem}.{f}"))) for f in ("txt", "md", "json", "xlsx", "tex")}
+    pdfs = sorted(out.rglob(f"{stem}.pdf")) + sorted(out.rglob(f"{stem}.ocr.pdf"))
+    found["pdf"] = bool(pdfs)
+    found["csv"] = has_csv
+    pdf_pages = page_count(pdfs[0]) if pdfs else None
+    missing = [f for f in ALL_FORMATS if not found[f] and f != "csv"]
+    degraded: list[str] = []
+    for side_path in sorted(out.rglob(f"{stem}.json")):
+        side = json.loads(side_path.read_text(encoding="utf-8"))
+        degraded += [d["stage"] for d in side.get("degraded") or []]
+        degraded += [d["stage"] for p in side.get("pages") or [] if isinstance(p, dict) for d in p.get("degraded") or []]
+    return {"formats_missing": missing, "pdf_pages": pdf_pages, "pdf_pages_ok": pdf_pages == pages,
+            "all_formats_ok": not missing and pdf_pages == pages, "degraded_stages": sorted(set(degraded))}
 
 
 def mean(xs: list[float]) -> float | None:
@@ -335,6 +361,9 @@ def summarise(rows: list[dict], meta: dict) -> dict:
     s: dict = {"meta": meta, "documents": len(rows), "with_sidecar": len(ok),
                "errors": [r["id"] for r in rows if r.get("error")]}
     s["language_accuracy"] = _acc([r.get("language_ok") for r in rows])
+    if any("all_formats_ok" in r for r in rows):
+        s["all_formats_ok"] = _acc([bool(r.get("all_formats_ok")) for r in rows])
+        s["degraded_stages"] = dict(collections.Counter(x for r in rows for x in r.get("degraded_stages") or []))
     pl = [x for r in rows for x in (r.get("page_language_ok") or [])]
     s["page_language_accuracy"] = _acc(pl) if pl else None
     s["doctype_accuracy"] = _acc([r.get("doctype_ok") for r in rows])
@@ -418,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="folder filled by fetch.py")
     ap.add_argument("--out", type=Path, default=Path("results.jsonl"), help="JSON lines, one row per document; "
                     "the summary goes beside it as .summary.json and .summary.md")
+    ap.add_argument("--all-formats", action="store_true",
+                    help="every route writes every format (txt md json csv xlsx tex pdf); rows say which were written")
     ap.add_argument("--timeout", type=float, default=900, help="seconds one document may take")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (its path is printed)")
     ap.add_argument("--summary-only", action="store_true",
@@ -466,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="realdocs-eval-"))
     rows: list[dict] = []
     try:
-        rules = make_rules(repo, tmp)
+        rules = make_rules(repo, tmp, ALL_FORMATS if args.all_formats else FORMATS)
         with open(args.out, "w", encoding="utf-8") as out:
             out.write(json.dumps({"meta": meta}, ensure_ascii=False) + "\n")
             for i, d in enumerate(docs, 1):

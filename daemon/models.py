@@ -234,20 +234,3 @@ def format_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
-
-
-@dataclass
-class OcrResult:
-    """Everything the output writers need about a processed document."""
-
-    document: Document
-    pages: list[PageText]
-    page_info: list[dict[str, Any]]  # per page: rotation, cropped, size
-    classification: Classification
-    route: RouteDecision
-    engine: str
-    timings: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return "\n\n".join(p.text for p in self.pages)

@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from daemon.document.model import Cell, Heading, Paragraph, Table
 from daemon.errors import FatalError
-from daemon.journal.store import SCHEMA, Journal, PageRecord, sha256_file
-from daemon.models import DocState, PageText
+from daemon.journal.store import SCHEMA, Journal, sha256_file
+from daemon.models import DocState, PageLayout, TextBox, TextLine
+from daemon.pagerecord import PageGeometry, PageResult
+from daemon.stages import Degraded
 
 
 def _file(p: Path, data: bytes) -> Path:
@@ -149,11 +152,29 @@ def test_readonly_journal_creates_nothing_sees_live_commits_and_refuses_writes(t
 # -- page records, progress, migration (issue 17) --------------------------------------------
 
 
-def _page(i: int, text: str) -> PageRecord:
-    return PageRecord(
-        PageText(index=i, text=text, engine="tesseract", seconds=0.25 * (i + 1), flags=["banded"] if i else [],
-                 meta={"languages": ["eng"], "confidence": 91.5}),
-        {"index": i, "rotation": 90 * i, "cropped": False, "script": "Latin", "size": [256, 362], "source_size": [1240, 1754]},
+def _page(i: int, text: str) -> PageResult:
+    """An OCR page with every field the journal keeps: geometry (with a crop box on odd pages),
+    word boxes, flags, engine facts and a degraded optional stage."""
+    return PageResult(
+        index=i, text=text, engine="tesseract", seconds=0.25 * (i + 1), flags=("banded",) if i else (),
+        meta={"languages": ["eng"], "confidence": 91.5},
+        geometry=PageGeometry(size=(256, 362), source_size=(1240, 1754), rotation=90 * i, cropped=bool(i % 2),
+                              crop_box=(10, 12, 1230, 1740) if i % 2 else None, script="Latin"),
+        layout=PageLayout((256, 362), [TextLine((5, 6, 120, 20), [TextBox("text", (5, 6, 40, 20)),
+                                                                  TextBox("äß", (45, 6, 120, 20))], 0)], True),
+        text_layer="glyph soup" if i == 3 else "",
+        degraded=(Degraded("tables", "RuntimeError: boom"),) if i == 1 else (),
+    )
+
+
+def _layer_page(i: int) -> PageResult:
+    """A text-layer page: its model blocks travel in the record, no geometry."""
+    blocks = (Heading(1, "Title"), Paragraph("Body **bold**"),
+              Table(2, 2, [Cell("a", 0, 0, header=True), Cell("b", 0, 1, header=True), Cell("1", 1, 0), Cell("2", 1, 1)],
+                    header_rows=1))
+    return PageResult(
+        index=i, text="# Title\n\nBody **bold**", engine="text_layer", source="text_layer", markdown=True,
+        seconds=0.01, blocks=blocks, meta={"text_layer": {"chars": 20}},
     )
 
 
@@ -164,12 +185,15 @@ def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_p
     j.set_total_pages(d.id, 5)
     for i in (0, 1, 3):
         j.record_page(d.id, "k1", _page(i, f"text of page {i}\nsecond line äß"))
+    j.record_page(d.id, "k1", _layer_page(4))
     j.close()
     j2 = Journal(tmp_path / "state")  # another process after kill -9
     assert j2.recover() == 1
     got = j2.done_pages(d.id, "k1")
-    assert sorted(got) == [0, 1, 3]
-    assert got[3] == _page(3, "text of page 3\nsecond line äß")  # every field back as written
+    assert sorted(got) == [0, 1, 3, 4]
+    for i in (0, 1, 3):  # every field back as written
+        assert got[i] == _page(i, f"text of page {i}\nsecond line äß")
+    assert got[4] == _layer_page(4)
     # another engine/render size: nothing reused, and the stale records go
     assert j2.done_pages(d.id, "k2") == {}
     assert j2.done_pages(d.id, "k1") == {}
@@ -230,7 +254,7 @@ def test_an_old_journal_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     assert j.recover() == 1
     assert j.claim(2) is not None
     j.record_page(2, "k", _page(0, "resumable now"))
-    assert j.done_pages(2, "k")[0].text.text == "resumable now"
+    assert j.done_pages(2, "k")[0].text == "resumable now"
     assert [p.pages_done for p in j.progress()] == [1]
     j.close()
     assert Journal(state).get(2) is not None  # opening again: already migrated, nothing breaks

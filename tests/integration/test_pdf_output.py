@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import docgen
@@ -24,9 +25,11 @@ from PIL import Image, ImageDraw
 from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import PageText, RenderOptions
+from daemon.models import RenderOptions
+from daemon.pagerecord import PageGeometry, PageResult
 from daemon.pages.probe import page_count
 from daemon.pages.render import render_page
+from daemon.pages.textlayer import read_or_render
 from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf
 from daemon.writers.pdflayout import find_lines, place_text
 
@@ -45,26 +48,30 @@ def engine() -> Iterator[TesseractEngine]:
     eng.close()
 
 
-def ocr(src: Path, engine: TesseractEngine) -> tuple[list[PageText], list[dict[str, object]]]:
-    """The pages as the daemon reads them: rendered, recognised, with the render info."""
-    opts = RenderOptions()
-    texts, info = [], []
+def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
+    """The pages as the daemon reads them: every page rendered (its text layer not used, so
+    born-digital pages are OCR'd too), recognised, with the render geometry."""
+    opts = RenderOptions(text_layer="ocr")
+    out = []
     for i in range(page_count(src, opts)):
-        pg = render_page(src, i, opts)
-        texts.append(engine.recognize([PageRequest("doc-t", i, pg.image, meta={"script": pg.script})])[0])
-        info.append({
-            "size": list(pg.image.size), "source_size": list(pg.source_size), "rotation": pg.rotation,
-            **({"crop_box": list(pg.crop_box)} if pg.crop_box else {}),
-        })
-    return texts, info
+        pg = read_or_render(src, i, opts)
+        assert pg.image is not None and pg.geometry is not None
+        answer = engine.recognize([PageRequest("doc-t", i, pg.image, meta={"script": pg.geometry.script})])[0]
+        out.append(PageResult.from_engine(pg, answer, engine_markdown=False))
+    return out
 
 
-def make_pdf_output(src: Path, engine: TesseractEngine, tmp: Path, **kw: object) -> tuple[Path, list[PageText], dict]:
-    texts, info = ocr(src, engine)
-    out = write_pdf(PdfInput(src, pdf_pages(texts, info), markdown=False, **kw))  # type: ignore[arg-type]
+def turns(pages: list[PageResult]) -> list[int]:
+    """The upright turn the render stage gave each page."""
+    return [p.geometry.rotation if p.geometry is not None else 0 for p in pages]
+
+
+def make_pdf_output(src: Path, engine: TesseractEngine, tmp: Path, **kw: object) -> tuple[Path, list[PageResult], dict]:
+    pages = ocr(src, engine)
+    out = write_pdf(PdfInput(src, pdf_pages(pages), markdown=False, **kw))  # type: ignore[arg-type]
     path = tmp / (src.stem + ".out.pdf")
     path.write_bytes(out.data)
-    return path, texts, out.report
+    return path, pages, out.report
 
 
 def pdftotext(path: Path, page: int | None = None) -> str:
@@ -132,8 +139,8 @@ def test_pages_sizes_and_text(kind: str, engine: TesseractEngine, tmp_path: Path
     if src.suffix == ".pdf":
         assert displayed_sizes(out) == displayed_sizes(src)
     else:
-        turns = [int(r["rotation"]) for r in ocr(src, engine)[1]]
-        assert displayed_sizes(out) == [image_page_size(src, k, turns[k]) for k in range(n)]
+        turned = turns(texts)
+        assert displayed_sizes(out) == [image_page_size(src, k, turned[k]) for k in range(n)]
     assert [p["placement"] for p in report["pages"]] == ["words"] * n
     for k, t in enumerate(texts):
         assert t.text.strip()
@@ -184,16 +191,18 @@ def test_born_digital_pages_untouched(engine: TesseractEngine, tmp_path: Path) -
 
 
 def test_text_layer_source_pages_left_alone(engine: TesseractEngine, tmp_path: Path) -> None:
-    """A page whose text came from the PDF's own text layer (PageText.source) gets no layer."""
+    """A page whose text came from the PDF's own text layer (PageResult.source) gets no layer,
+    whether it carries render geometry or, as a real text-layer page does, none at all."""
     src = docgen.make_pdf(tmp_path / "scan.pdf", [docgen.SAMPLES["de"], docgen.SAMPLES["en"]], scanned=True)
-    texts, info = ocr(src, engine)
-    texts[0].source = "text_layer"
-    out = write_pdf(PdfInput(src, pdf_pages(texts, info), markdown=False))
-    assert [p["placement"] for p in out.report["pages"]] == ["text_layer", "words"]
-    path = tmp_path / "o.pdf"
-    path.write_bytes(out.data)
-    assert pdftotext(path, 1).strip() == ""
-    assert "Invoice" in pdftotext(path, 2)
+    pages = ocr(src, engine)
+    layer_shaped = replace(pages[0], source="text_layer", engine="text_layer", geometry=None, layout=None)
+    for first in (replace(pages[0], source="text_layer"), layer_shaped):
+        out = write_pdf(PdfInput(src, pdf_pages([first, pages[1]]), markdown=False))
+        assert [p["placement"] for p in out.report["pages"]] == ["text_layer", "words"]
+        path = tmp_path / "o.pdf"
+        path.write_bytes(out.data)
+        assert pdftotext(path, 1).strip() == ""
+        assert "Invoice" in pdftotext(path, 2)
 
 
 # --------------------------------------------------------------------------- known layout
@@ -332,12 +341,12 @@ def test_vlm_pdf_cjk_round_trip(tmp_path: Path) -> None:
     src = docgen.make_image(tmp_path / "zh.png", text, lang="zh")
     pg = render_page(src, 0, RenderOptions())
     md = "\n\n".join(p.strip() for p in text.split("\n\n"))
-    page = PageText(index=0, text=md, engine="vllm", layout=find_lines(pg.image))
-    info = [{"size": list(pg.image.size), "source_size": list(pg.source_size), "rotation": pg.rotation}]
-    out = write_pdf(PdfInput(src, pdf_pages([page], info), markdown=True, language="zh"))
+    geometry = PageGeometry(size=pg.image.size, source_size=pg.source_size, rotation=pg.rotation)
+    page = PageResult(index=0, text=md, engine="vllm", markdown=True, geometry=geometry, layout=find_lines(pg.image))
+    out = write_pdf(PdfInput(src, pdf_pages([page]), markdown=True, language="zh"))
     assert out.report["pages"][0]["placement"] == "lines"
     time.sleep(1.1)  # img2pdf would stamp a new time: the same input still gives the same bytes
-    assert write_pdf(PdfInput(src, pdf_pages([page], info), markdown=True, language="zh")).data == out.data
+    assert write_pdf(PdfInput(src, pdf_pages([page]), markdown=True, language="zh")).data == out.data
     path = tmp_path / "zh.pdf"
     path.write_bytes(out.data)
     assert "".join(CJK.findall(pdftotext(path))) == "".join(CJK.findall(text))
@@ -439,28 +448,29 @@ def test_rotated_and_cropped_pdf_pages(engine: TesseractEngine, tmp_path: Path) 
 def test_prepare_outputs_names_pdf_and_survives_its_failure(engine: TesseractEngine, tmp_path: Path) -> None:
     """The pipeline's finishing step: ``<stem>.ocr.pdf`` beside a PDF source, ``<stem>.pdf`` in
     another folder; a PDF that cannot be made (here: the geometry of the wrong page count) is
-    reported in the sidecar's ``pdf.error`` while the other outputs are still written."""
+    reported in the sidecar's ``pdf.error`` (and as the degraded ``pdf`` stage) while the other
+    outputs are still written."""
     from datetime import datetime
 
     from conftest import write_rules
 
     from daemon.config import load_config
-    from daemon.service.pipeline import prepare_outputs
+    from daemon.service.outputs import prepare_outputs
 
     (tmp_path / "inbox").mkdir()
     src = docgen.make_pdf(tmp_path / "inbox" / "scan.pdf", [docgen.SAMPLES["de"]], scanned=True)
-    texts, info = ocr(src, engine)
-    pages = [t.text for t in texts]
+    pages = ocr(src, engine)
     for dest, name in (("beside", "scan.ocr.pdf"), (str(tmp_path / "out"), "scan.pdf")):
         cfg = load_config(write_rules(tmp_path, routes=[{"name": "r", "formats": ["pdf", "txt"], "destination": dest}]))
-        pdf = PdfInput(src, pdf_pages(texts, info), markdown=False)
-        prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now(), pdf)
+        prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now())
         assert set(prep.body) == {name, "scan.txt"}
         assert prep.pdf_report is not None and prep.pdf_report["pages"][0]["placement"] == "words"
-    broken = PdfInput(src, pdf_pages(texts * 2, info * 2), markdown=False)  # two pages for a one-page file
-    prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now(), broken)
+        assert prep.degraded == []
+    two = [pages[0], replace(pages[0], index=1)]  # two pages for a one-page file
+    prep = prepare_outputs(cfg, two, src, "inbox", False, datetime.now())
     assert set(prep.body) == {"scan.txt"}
     assert prep.pdf_report is not None and "1 pages" in prep.pdf_report["error"]
+    assert [d.stage for d in prep.degraded] == ["pdf"] and "1 pages" in prep.degraded[0].error
 
 
 @pytest.mark.parametrize("variant", ["mirrored_exif", "alpha_png"])
@@ -473,7 +483,7 @@ def test_images_img2pdf_cannot_copy(variant: str, engine: TesseractEngine, tmp_p
         src = docgen.make_image(tmp_path / "a.png", docgen.SAMPLES["it"], mode="RGBA")
     out, texts, report = make_pdf_output(src, engine, tmp_path)
     assert report["pages"][0]["placement"] == "words"
-    assert displayed_sizes(out) == [image_page_size(src, 0, int(ocr(src, engine)[1][0]["rotation"]))]
+    assert displayed_sizes(out) == [image_page_size(src, 0, turns(texts)[0])]
     assert found_share(texts[0].text, pdftotext(out)) >= 0.95
     with pymupdf.open(out) as doc:  # upright: the first word is at the top left, as printed
         first = doc[0].get_text("words")[0]

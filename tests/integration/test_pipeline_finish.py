@@ -18,8 +18,10 @@ import pytest
 
 from daemon.config import Config
 from daemon.journal.store import Journal
-from daemon.models import Document, PageText
-from daemon.service.pipeline import Pipeline, prepare_outputs
+from daemon.models import Document
+from daemon.pagerecord import PageGeometry, PageResult
+from daemon.service.outputs import prepare_outputs
+from daemon.service.pipeline import Pipeline
 
 PAGES = [
     "# Rechnung Nr. 2024-118\n\nSehr geehrte Damen und Herren, wir berechnen Ihnen die folgenden Leistungen "
@@ -62,18 +64,23 @@ def _claim(pipe: Pipeline, name: str, body: bytes) -> Document:
     return doc
 
 
+def _pages() -> list[PageResult]:
+    """``PAGES`` as the VLM's finished pages."""
+    geometry = PageGeometry(size=(1176, 1540), source_size=(1176, 1540), script="Latin")
+    return [PageResult(index=i, text=t, engine="vllm", markdown=True, seconds=0.5, geometry=geometry)
+            for i, t in enumerate(PAGES)]
+
+
 def _finish(pipe: Pipeline, doc: Document) -> Any:
-    texts = [PageText(index=i, text=t, engine="vllm", seconds=0.5) for i, t in enumerate(PAGES)]
-    info = [{"index": i, "rotation": 0, "cropped": False, "script": "Latin", "size": [1176, 1540]} for i in range(len(PAGES))]
-    return pipe._finish(doc, doc.path, texts, info, {"ocr": 1.0}, 0.0)
+    return pipe._finish(doc, doc.path, _pages(), {"ocr": 1.0}, 0.0)
 
 
 def test_worker_prepares_what_the_daemon_process_would(pipe: Pipeline, caplog: pytest.LogCaptureFixture) -> None:
     doc = _claim(pipe, "rechnung.pdf", b"%PDF-1.4 one")
     caplog.set_level(logging.INFO, logger="daemon.service.pipeline")
-    via_worker = pipe._prepare(doc, doc.path, PAGES)
+    via_worker = pipe._prepare(doc, doc.path, _pages())
     assert "finishing in the daemon's process" not in caplog.text  # the worker ran it
-    here = prepare_outputs(pipe.cfg, PAGES, doc.path, doc.inbox, True, datetime.now())
+    here = prepare_outputs(pipe.cfg, _pages(), doc.path, doc.inbox, True, datetime.now())
     assert via_worker.cls.language == here.cls.language == "de"
     assert via_worker.cls.has_table and via_worker.decision.name == here.decision.name == "all"
     assert via_worker.body == here.body

@@ -15,10 +15,12 @@ from daemon.document.model import Paragraph, Table
 from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import RenderOptions
+from daemon.models import PageText, RenderOptions
+from daemon.pagerecord import PageResult, RenderedPage
 from daemon.pages.render import render_page
 from daemon.pages.scantables import find_image_grids
-from daemon.pages.textlayer import unify
+from daemon.pages.textlayer import read_or_render
+from daemon.service.outputs import page_texts
 from daemon.writers.tables import write_csv
 
 ROWS = [
@@ -28,6 +30,11 @@ ROWS = [
     ["Service contract", "1", "240.00"],
     ["Total", "", "412.50"],
 ]
+
+
+def _texts(page: RenderedPage, res: PageText) -> tuple[list[str], bool]:
+    """The page strings the writers get for the one page, as the pipeline makes them."""
+    return page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +48,11 @@ def engine() -> Iterator[TesseractEngine]:
 def test_scanned_ruled_table_becomes_a_table_with_the_right_cells(engine: TesseractEngine, tmp_path: Path) -> None:
     png = tmp_path / "statement.png"
     layoutgen.ruled_table_image(ROWS).save(png)
-    page = render_page(png, 0, RenderOptions(autorotate=False))  # as the pipeline renders it (1540 px)
+    page = read_or_render(png, 0, RenderOptions(autorotate=False))  # as the pipeline renders it (1540 px)
+    assert page.image is not None
     res = engine.submit(PageRequest("doc-t", 0, page.image)).result(timeout=300)
     assert res.meta.get("markdown") is True
-    pages, markdown = unify([res], engine_markdown=False)
+    pages, markdown = _texts(page, res)
     doc = parse_document(pages, markdown=markdown)
     blocks = doc.pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
@@ -68,9 +76,10 @@ def test_text_pages_have_no_ruled_table(tmp_path: Path, lang: str) -> None:
 def test_scanned_table_with_grey_horizontal_rules_only(engine: TesseractEngine, tmp_path: Path) -> None:
     png = tmp_path / "volumes.png"
     layoutgen.rules_only_table_image(ROWS[:4]).save(png)
-    page = render_page(png, 0, RenderOptions(autorotate=False))
+    page = read_or_render(png, 0, RenderOptions(autorotate=False))
+    assert page.image is not None
     res = engine.submit(PageRequest("doc-r", 0, page.image)).result(timeout=300)
-    pages, markdown = unify([res], engine_markdown=False)
+    pages, markdown = _texts(page, res)
     blocks = parse_document(pages, markdown=markdown).pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
     assert len(tables) == 1
@@ -90,10 +99,11 @@ INVOICE = [
 def test_scanned_unruled_table_becomes_a_table_with_the_right_cells(engine: TesseractEngine, tmp_path: Path) -> None:
     png = tmp_path / "invoice.png"
     layoutgen.unruled_table_image(INVOICE).save(png)
-    page = render_page(png, 0, RenderOptions(autorotate=False))
+    page = read_or_render(png, 0, RenderOptions(autorotate=False))
+    assert page.image is not None
     res = engine.submit(PageRequest("doc-u", 0, page.image)).result(timeout=300)
     assert res.meta.get("markdown") is True
-    pages, markdown = unify([res], engine_markdown=False)
+    pages, markdown = _texts(page, res)
     doc = parse_document(pages, markdown=markdown)
     blocks = doc.pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]

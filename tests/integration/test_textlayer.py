@@ -15,12 +15,14 @@ import pymupdf
 import pytest
 
 from daemon.config import Config
-from daemon.document.model import Heading, ListBlock, Paragraph, Table
+from daemon.document.model import Block, Heading, ListBlock, Paragraph, Table
 from daemon.document.parse import parse_document
 from daemon.engines.tesseract import TesseractEngine
 from daemon.journal.store import Journal
-from daemon.models import Page, PageText, RenderOptions
-from daemon.pages.textlayer import read_layer, read_or_render, unify
+from daemon.models import RenderOptions
+from daemon.pagerecord import LayerPage, PageResult, RenderedPage
+from daemon.pages.textlayer import read_layer, read_or_render
+from daemon.service.outputs import page_texts
 from daemon.service.pipeline import Pipeline
 
 
@@ -41,13 +43,40 @@ def recall(reference: list[str], text: str) -> float:
     return hit / max(1, len(_words(" ".join(reference))))
 
 
+def layer_of(got: RenderedPage) -> LayerPage:
+    """The page's text layer: the render stage read it, and made no image for the engine."""
+    assert got.layer is not None and got.image is None and got.geometry is None, got
+    assert got.degraded == ()  # no optional stage failed on it
+    return got.layer
+
+
+def blocks_of(got: RenderedPage) -> list[Block]:
+    """The model blocks the writers get for a text-layer page. Its Markdown (the raw file, the
+    JSON's page text, ``ocr-daemon convert``) parses back to the same blocks, tables with the
+    same cells."""
+    layer = layer_of(got)
+    blocks = list(layer.blocks)
+    again = parse_document([layer.markdown], markdown=True).pages[0].blocks
+    assert [type(b) for b in again] == [type(b) for b in blocks]
+    assert [b.expanded() for b in again if isinstance(b, Table)] == [b.expanded() for b in blocks if isinstance(b, Table)]
+    return blocks
+
+
+def image_of(got: RenderedPage) -> RenderedPage:
+    """A page rendered for the engine: an image with its geometry, no text layer."""
+    assert got.image is not None and got.geometry is not None and got.layer is None, got
+    assert got.geometry.size == got.image.size
+    return got
+
+
 def test_born_digital_page_becomes_headings_lists_and_table(tmp_path: Path) -> None:
     pdf = layoutgen.make_layout_pdf(tmp_path / "report.pdf")
     got = read_or_render(pdf, 0, RenderOptions())
-    assert isinstance(got, PageText)
-    assert got.source == "text_layer" and got.meta["text_layer"]["tables"] == 1
-    assert recall(layoutgen.LAYOUT_WORDS, got.text) >= 0.99, got.text
-    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    layer = layer_of(got)
+    assert PageResult.from_layer(got, layer).source == "text_layer" and layer.meta["text_layer"]["tables"] == 1
+    assert recall(layoutgen.LAYOUT_WORDS, layer.markdown) >= 0.99, layer.markdown
+    blocks = blocks_of(got)
+    assert parse_document([layer.markdown], markdown=True).pages[0].blocks == blocks  # the Markdown says it all
     headings = [(b.level, b.text) for b in blocks if isinstance(b, Heading)]
     assert headings == [(1, layoutgen.TITLE), (2, layoutgen.SECTION)]
     lists = [b for b in blocks if isinstance(b, ListBlock)]
@@ -66,12 +95,10 @@ def test_born_digital_page_becomes_headings_lists_and_table(tmp_path: Path) -> N
 
 def test_invisible_ocr_layer_is_ocred_again_unless_any(tmp_path: Path) -> None:
     pdf = layoutgen.make_invisible_ocr_pdf(tmp_path / "ocred.pdf")
-    got = read_or_render(pdf, 0, RenderOptions(autorotate=False))
-    assert isinstance(got, Page)
-    assert got.text_layer == "invisible OCR layer over a scan"
+    got = image_of(read_or_render(pdf, 0, RenderOptions(autorotate=False)))
+    assert got.text_layer_note == "invisible OCR layer over a scan"
     trusted = read_or_render(pdf, 0, RenderOptions(text_layer="any"))
-    assert isinstance(trusted, PageText)
-    assert layoutgen.INVISIBLE_TEXT in trusted.text
+    assert layoutgen.INVISIBLE_TEXT in layer_of(trusted).markdown
 
 
 @pytest.mark.parametrize("kind", ["notounicode", "pua"])
@@ -81,19 +108,19 @@ def test_glyph_soup_is_ocred(tmp_path: Path, kind: str) -> None:
     assert not layer.verdict.use
     assert layer.verdict.reason.startswith("glyph soup"), layer.verdict
     assert layer.verdict.bad > 0.5
-    got = read_or_render(pdf, 0, RenderOptions(autorotate=False))
-    assert isinstance(got, Page) and got.text_layer.startswith("glyph soup")
+    got = image_of(read_or_render(pdf, 0, RenderOptions(autorotate=False)))
+    assert got.text_layer_note.startswith("glyph soup")
 
 
 def test_scan_without_text_and_text_layer_ocr_render_the_page(tmp_path: Path) -> None:
     scan = docgen.make_pdf(tmp_path / "scan.pdf", [docgen.SAMPLES["en"]], scanned=True)
-    got = read_or_render(scan, 0, RenderOptions(autorotate=False))
-    assert isinstance(got, Page) and got.text_layer == "no text layer"
+    got = image_of(read_or_render(scan, 0, RenderOptions(autorotate=False)))
+    assert got.text_layer_note == "no text layer"
     born = layoutgen.make_layout_pdf(tmp_path / "born.pdf")
-    forced = read_or_render(born, 0, RenderOptions(text_layer="ocr", autorotate=False))
-    assert isinstance(forced, Page) and forced.text_layer == ""
+    forced = image_of(read_or_render(born, 0, RenderOptions(text_layer="ocr", autorotate=False)))
+    assert forced.text_layer_note == ""
     img = docgen.make_image(tmp_path / "page.png", "An image has no text layer")
-    assert isinstance(read_or_render(img, 0, RenderOptions(autorotate=False)), Page)
+    image_of(read_or_render(img, 0, RenderOptions(autorotate=False)))
 
 
 def test_math_glyphs_go_to_a_vlm_but_not_to_tesseract(tmp_path: Path) -> None:
@@ -109,15 +136,17 @@ def test_math_glyphs_go_to_a_vlm_but_not_to_tesseract(tmp_path: Path) -> None:
     assert read_layer(pymupdf.open(pdf)[0], 0, math_to_engine=False).verdict.use
 
 
-def test_unify_turns_plain_pages_into_the_same_paragraphs() -> None:
+def test_page_texts_turn_plain_pages_into_the_same_paragraphs() -> None:
     plain = "First line *not emphasis*\nsecond line\n\n1. not a list"
-    texts = [PageText(0, "# Title\n\nBody", "text_layer", source="text_layer"), PageText(1, plain, "tesseract")]
-    pages, markdown = unify(texts, engine_markdown=False)
+    layer = PageResult(0, "# Title\n\nBody", "text_layer", source="text_layer", markdown=True)
+    texts = [layer, PageResult(1, plain, "tesseract")]
+    pages, markdown = page_texts(texts, engine_markdown=False)
     assert markdown
+    assert pages[0] == "# Title\n\nBody"
     as_md = parse_document([pages[1]], markdown=True).pages[0].blocks
     as_plain = parse_document([plain], markdown=False).pages[0].blocks
     assert as_md == as_plain
-    assert unify([PageText(0, plain, "tesseract")], engine_markdown=False) == ([plain], False)
+    assert page_texts([PageResult(0, plain, "tesseract")], engine_markdown=False) == ([plain], False)
 
 
 @pytest.fixture
@@ -172,8 +201,7 @@ def test_pipeline_reads_the_layer_and_ocrs_the_scan(tess_pipe: Pipeline, tmp_pat
 def test_table_with_horizontal_rules_only(tmp_path: Path) -> None:
     pdf = layoutgen.make_booktabs_pdf(tmp_path / "booktabs.pdf")
     got = read_or_render(pdf, 0, RenderOptions())
-    assert isinstance(got, PageText)
-    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    blocks = blocks_of(got)
     assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
     table = blocks[1]
     assert isinstance(table, Table) and table.expanded() == layoutgen.TABLE
@@ -193,10 +221,10 @@ def test_text_page_with_a_dense_drawing_is_read_without_a_table_search(tmp_path:
     shape.commit()
     pdf = tmp_path / "plot.pdf"
     doc.save(pdf)
-    got = read_or_render(pdf, 0, RenderOptions())
-    assert isinstance(got, PageText)
-    assert got.meta["text_layer"]["tables"] == 0
-    assert recall(" ".join(layoutgen.PARAGRAPHS).split(), got.text) == 1.0
+    layer = layer_of(read_or_render(pdf, 0, RenderOptions()))
+    assert layer.meta["text_layer"]["tables"] == 0
+    assert not any(isinstance(b, Table) for b in layer.blocks)
+    assert recall(" ".join(layoutgen.PARAGRAPHS).split(), layer.markdown) == 1.0
 
 
 def test_unruled_table_becomes_a_table_and_a_csv(tess_pipe: Pipeline, tmp_path: Path) -> None:
@@ -205,8 +233,8 @@ def test_unruled_table_becomes_a_table_and_a_csv(tess_pipe: Pipeline, tmp_path: 
     page = pymupdf.open(pdf)[0]
     assert page.get_drawings() == []
     got = read_or_render(pdf, 0, RenderOptions())
-    assert isinstance(got, PageText) and got.meta["text_layer"]["tables"] == 1
-    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    assert layer_of(got).meta["text_layer"]["tables"] == 1
+    blocks = blocks_of(got)
     assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
     table = blocks[1]
     assert isinstance(table, Table) and table.expanded() == layoutgen.UNRULED_TABLE
@@ -227,9 +255,9 @@ def test_aligned_text_that_is_no_table_stays_text(tmp_path: Path, kind: str) -> 
     assert layer.verdict.use
     assert layer.tables == []
     got = read_or_render(pdf, 0, RenderOptions())
-    assert isinstance(got, PageText) and got.meta["text_layer"]["tables"] == 0
-    blocks = parse_document([got.text], markdown=True).pages[0].blocks
+    assert layer_of(got).meta["text_layer"]["tables"] == 0
+    blocks = blocks_of(got)
     assert blocks and not any(isinstance(b, Table) for b in blocks)
     # every word of the page is still in its text
     words = [w[4] for w in pymupdf.open(pdf)[0].get_text("words")]
-    assert recall(words, got.text) >= 0.99
+    assert recall(words, layer_of(got).markdown) >= 0.99

@@ -43,6 +43,11 @@ def test_http_config_null_off_socket_resolved_and_errors_named(tmp_path: Path) -
     ("image too large (…; refused as a possible decompression bomb)", "too_large"),
     ("page 3 took longer than 120s to render (render worker killed) (gave up after 3 tries)", "timeout"),
     ("the render worker crashed on this file (gave up after 3 tries)", "crash"),
+    # the same error twice in a row fails at once (daemon.service.pipeline._retry): same classes
+    ("page 3 took longer than 120s to render (render worker killed)"
+     " (the same error twice in a row: not a passing problem)", "timeout"),
+    ("the render worker crashed on this file (the same error twice in a row: not a passing problem)", "crash"),
+    ("internal error: KeyError: 'x' (the same error twice in a row: not a passing problem)", "internal"),
     ("the file is a symbolic link; links are refused so nothing outside the inbox is read", "refused_link"),
     ("the file disappeared before it could be processed", "disappeared"),
     ("not a PDF: the file is a PNG image", "wrong_type"),

@@ -31,7 +31,8 @@ def test_meter_logs_at_most_every_interval_and_calls_back_every_page(
     seen: list[Progress] = []
     doc = Document(id=3, path=Path("/in/scan.pdf"), inbox="in", size=1, mtime=0.0, sha256="x")
     caplog.set_level(logging.INFO, logger=pipeline.__name__)
-    m = pipeline._Meter(doc, total=12, resumed=2, callback=seen.append)
+    m = pipeline._Meter(doc, total=12, callback=seen.append)
+    m.start(resumed=2)  # the Recognizer tells it, once the journal's pages are known
     for _ in range(10):
         time.sleep(0.05)
         m.page()

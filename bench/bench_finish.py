@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon.config import Config  # noqa: E402
 from daemon.journal.store import Journal  # noqa: E402
-from daemon.models import PageText  # noqa: E402
+from daemon.pagerecord import PageGeometry, PageResult  # noqa: E402
 from daemon.service.pipeline import Pipeline  # noqa: E402
 
 
@@ -72,9 +72,10 @@ def _jobs(journal: Journal, inbox: Path, docs: int, pages: int, rng: random.Rand
         assert adm.document is not None
         doc = journal.claim(adm.document.id)
         assert doc is not None
-        texts = [PageText(index=p, text=t, engine="vllm", seconds=1.0) for p, t in enumerate(noise_pages(pages, rng))]
-        info = [{"index": p, "rotation": 0, "cropped": False, "script": "Latin", "size": [1176, 1540]} for p in range(pages)]
-        jobs.append((doc, src, texts, info))
+        geometry = PageGeometry(size=(1176, 1540), source_size=(1176, 1540), script="Latin")
+        finished = [PageResult(index=p, text=t, engine="vllm", markdown=True, seconds=1.0, geometry=geometry)
+                    for p, t in enumerate(noise_pages(pages, rng))]
+        jobs.append((doc, src, finished))
     return jobs
 
 
@@ -84,9 +85,9 @@ def _burst(pipe: Pipeline, jobs: list[tuple[Any, ...]], threaded: bool) -> float
     done_at: list[float] = []
 
     def finish(job: tuple[Any, ...]) -> None:
-        doc, src, texts, info = job
+        doc, src, finished = job
         go.wait()
-        outcome = pipe._finish(doc, src, texts, info, {}, time.monotonic())
+        outcome = pipe._finish(doc, src, finished, {}, time.monotonic())
         assert outcome.state == "done", outcome
         done_at.append(time.monotonic())
 

@@ -41,8 +41,8 @@ sys.path.insert(0, str(REPO))
 
 import docgen  # noqa: E402
 
-from daemon.journal.store import Journal, PageRecord  # noqa: E402
-from daemon.models import PageText  # noqa: E402
+from daemon.journal.store import Journal  # noqa: E402
+from daemon.pagerecord import PageGeometry, PageResult  # noqa: E402
 
 
 def commit() -> str:
@@ -98,10 +98,12 @@ def commit_cost(n: int) -> dict[str, Any]:
         d = j.admit(f, "in").document
         assert d is not None and j.claim(d.id) is not None
         text = "A line of recognised text on a page of a long document. " * 40  # ~2.3 KB, a page's worth
-        info = {"index": 0, "rotation": 0, "cropped": False, "script": "Latin", "size": [1089, 1540], "source_size": [2480, 3508]}
+        geometry = PageGeometry(size=(1089, 1540), source_size=(2480, 3508), script="Latin")
         t0 = time.perf_counter()
         for i in range(n):
-            j.record_page(d.id, "k", PageRecord(PageText(i, text, "tesseract", 0.8, [], {"confidence": 90.0}), {**info, "index": i}))
+            page = PageResult(index=i, text=text, engine="tesseract", seconds=0.8, geometry=geometry,
+                              meta={"confidence": 90.0})
+            j.record_page(d.id, "k", page)
         dt = time.perf_counter() - t0
         j.close()
     return {"kind": "record_page", "n": n, "ms_per_page": round(dt / n * 1000, 3)}

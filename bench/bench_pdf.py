@@ -40,10 +40,11 @@ from PIL import Image, ImageFilter  # noqa: E402
 from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import TesseractEngine, word_layout  # noqa: E402
-from daemon.models import PageText, RenderOptions  # noqa: E402
+from daemon.models import RenderOptions  # noqa: E402
+from daemon.pagerecord import PageResult  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402
 from daemon.pages.probe import page_count  # noqa: E402
-from daemon.pages.render import render_page  # noqa: E402
+from daemon.pages.textlayer import read_or_render  # noqa: E402
 from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf  # noqa: E402
 from daemon.writers.pdflayout import _tokens, find_lines, place_text  # noqa: E402
 
@@ -95,7 +96,7 @@ def main() -> None:
     args = ap.parse_args()
     langs = (LANGS * 4)[: args.pages]
     tmp = Path(tempfile.mkdtemp(prefix="bench-pdf-"))
-    opts = RenderOptions()
+    opts = RenderOptions(text_layer="ocr")  # every page rendered and recognised
     eng = TesseractEngine(EngineCfg(tesseract={"threads": 1}))
     eng.start()
     results: dict[str, object] = {"pages": args.pages, "languages": langs, "cpus": os.cpu_count()}
@@ -116,23 +117,25 @@ def main() -> None:
         doc.save(spdf)
         doc.close()
 
-        def read(src: Path) -> tuple[list[PageText], list[dict[str, object]], list[Image.Image]]:
-            texts, info, imgs = [], [], []
+        def read(src: Path) -> tuple[list[PageResult], list[Image.Image]]:
+            """The finished pages as the pipeline has them (render geometry, word boxes) and
+            the engine images."""
+            pages, imgs = [], []
             for i in range(page_count(src, opts)):
-                pg = render_page(src, i, opts)
-                texts.append(eng.recognize([PageRequest("doc-b", i, pg.image, meta={"script": pg.script})])[0])
-                info.append({"size": list(pg.image.size), "source_size": list(pg.source_size), "rotation": pg.rotation,
-                             **({"crop_box": list(pg.crop_box)} if pg.crop_box else {})})
+                pg = read_or_render(src, i, opts)
+                assert pg.image is not None and pg.geometry is not None
+                answer = eng.recognize([PageRequest("doc-b", i, pg.image, meta={"script": pg.geometry.script})])[0]
+                pages.append(PageResult.from_engine(pg, answer, engine_markdown=False))
                 imgs.append(pg.image)
-            return texts, info, imgs
+            return pages, imgs
 
-        write_pdf(PdfInput(jpgs[0], pdf_pages(*read(jpgs[0])[:2]), markdown=False))  # warm imports and fonts
+        write_pdf(PdfInput(jpgs[0], pdf_pages(read(jpgs[0])[0]), markdown=False))  # warm imports and fonts
 
         # --- Tesseract path: the writer, per page, on the scanned PDF
-        texts, info, imgs = read(spdf)
+        texts, imgs = read(spdf)
         runs = []
         for _ in range(3):
-            out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(texts, info), markdown=False))
+            out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(texts), markdown=False))
             runs.append(secs / len(texts))
         results["tesseract_write_pdf_cpu_s_per_page"] = round(statistics.median(runs), 4)
         results["tesseract_placement"] = sorted({p["placement"] for p in out.report["pages"]})
@@ -158,10 +161,11 @@ def main() -> None:
             layout, secs = cpu(find_lines, im)
             fl.append(secs)
             md = "# " + page_text(lang).replace("\n\n", "\n\n", 1)
-            vlm_pages.append(PageText(index=k, text=md, engine="vllm", layout=layout))
+            vlm_pages.append(PageResult(index=k, text=md, engine="vllm", markdown=True, geometry=texts[k].geometry,
+                                        layout=layout))
         runs = []
         for _ in range(3):
-            out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(vlm_pages, info), markdown=True))
+            out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(vlm_pages), markdown=True))
             runs.append(secs / len(vlm_pages))
         # how well the text lands on its own line (known layout: where text_image drew each line)
         shares = {}
@@ -181,12 +185,12 @@ def main() -> None:
         for name, files in (("jpeg", jpgs), ("png", pngs)):
             rs = []
             for f in files:
-                t, i, _ = read(f)
-                rs.append(len(write_pdf(PdfInput(f, pdf_pages(t, i), markdown=False)).data) / f.stat().st_size)
+                t, _ = read(f)
+                rs.append(len(write_pdf(PdfInput(f, pdf_pages(t), markdown=False)).data) / f.stat().st_size)
             ratios[name] = {"min": round(min(rs), 4), "max": round(max(rs), 4), "median": round(statistics.median(rs), 4)}
-        plain = write_pdf(PdfInput(spdf, pdf_pages(texts, info), markdown=False))
+        plain = write_pdf(PdfInput(spdf, pdf_pages(texts), markdown=False))
         ratios["scanned_pdf"] = round(len(plain.data) / spdf.stat().st_size, 4)
-        pdfa, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(texts, info), markdown=False, pdfa=True))
+        pdfa, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(texts), markdown=False, pdfa=True))
         ratios["scanned_pdf_pdfa"] = round(len(pdfa.data) / spdf.stat().st_size, 4)
         ratios["pdfa_result"] = pdfa.report.get("pdfa") or pdfa.report.get("pdfa_error")
         results["size_ratio"] = ratios

@@ -5,15 +5,16 @@ For every PDF (``--pdf``, repeatable; without one a generated 60-page report fro
 tests/layoutgen.py and a generated 10-page scan (docgen, image-only pages) are used):
 
 - **pages/s**: ``read_or_render`` (what a render worker runs per page: open, judge, extract,
-  build the page's Markdown; a page without a usable layer is rendered instead) over all pages,
+  build the page's blocks and Markdown; a page without a usable layer is rendered instead) over all pages,
   in ``--workers`` processes (the render pool), wall clock; and CPU ms per page in one process.
 - **decision cost**: ``read_layer`` (and, once per document, opening it) on pages whose layer is *not* used
   (scans: they go on to the renderer and the engine, so this is what the check adds to the
   GPU path), next to ``render_page``'s time for the same pages; and the CPU time of the
   Tesseract engine's table search on those pages' images (``daemon.pages.tables``).
 - **word recall**: words of the page's own text (``page.get_text()``, hyphenated line ends
-  joined) found in the words of the document model built from our page Markdown
-  (the ``txt`` writer's output), counted with repeats, over the pages whose layer is used.
+  joined) found in the words of the document model built from the page's layer blocks (what
+  the writers get; the ``txt`` writer's output), counted with repeats, over the pages whose
+  layer is used.
 - ``--tables``: ruled tables found by ``daemon.pages.tables`` vs ``page.find_tables()``
   (PyMuPDF): tables found by both, cells equal (text, whitespace-normalised), and the time of
   each.
@@ -46,7 +47,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 import pymupdf  # noqa: E402
 
 from daemon.document.parse import parse_document  # noqa: E402
-from daemon.models import PageText, RenderOptions  # noqa: E402
+from daemon.models import RenderOptions  # noqa: E402
+from daemon.pagerecord import LayerPage  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 from daemon.pages.textlayer import read_layer, read_or_render  # noqa: E402
 from daemon.writers.text import write_txt  # noqa: E402
@@ -82,14 +84,14 @@ def recall(ref: list[str], got: list[str]) -> tuple[int, int]:
     return hit, len(ref)
 
 
-def _one(args: tuple[str, int]) -> tuple[int, str, str, float]:
+def _one(args: tuple[str, int]) -> tuple[int, str, LayerPage | None, float]:
     path, i = args
     t = time.process_time()
     r = read_or_render(Path(path), i, OPTS)
     cpu = time.process_time() - t
-    if isinstance(r, PageText):
-        return i, "text_layer", r.text, cpu
-    return i, r.text_layer, "", cpu
+    if r.layer is not None:
+        return i, "text_layer", r.layer, cpu
+    return i, r.text_layer_note, None, cpu
 
 
 def throughput(path: Path, n: int, workers: int) -> dict[str, Any]:
@@ -238,8 +240,8 @@ def main() -> int:
         row: dict[str, Any] = {"pdf": path.name, **throughput(path, n, a.workers)}
         texts = row.pop("_texts")
         hit = total = 0
-        for i, md in texts.items():
-            got = words(write_txt(parse_document([md], markdown=True)))
+        for i, layer in texts.items():
+            got = words(write_txt(parse_document([layer.markdown], markdown=True, blocks=[layer.blocks])))
             h, t = recall(reference_words(doc[i]), got)
             hit, total = hit + h, total + t
         row["word_recall"] = round(hit / max(1, total), 4)

@@ -87,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--failed", action="store_true", help="every failed document")
     g.add_argument("files", nargs="*", type=Path, default=[])
 
+    from daemon.config import reference
+
+    p = sub.add_parser("config", help="print the rules.yaml JSON Schema, or the effective config with defaults filled in")
+    actions = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    actions.add_parser("schema", help="print the JSON Schema of rules.yaml (for editors and validators)")
+    _add_common(actions.add_parser("show", help="print the effective config, every default filled in, as YAML"))
+    p.set_defaults(_run=reference.run_cli)
+
     from daemon.engines import modelfolder
     from daemon.writers import convert
 

@@ -281,7 +281,7 @@ def cmd_once(args: argparse.Namespace) -> int:
 def _once_record(
     f: Path, journal: Any, doc_id: int | None, state: str, seconds: float, error: str | None
 ) -> dict[str, Any]:
-    """``once --jsonl``: one file's line (README "Command line")."""
+    """``once --jsonl``: one file's line (docs/operations.md "Commands")."""
     row = journal.get(doc_id) if doc_id is not None else None
     final = row.final_path if row else None
     return {

@@ -11,6 +11,12 @@ Contract:
   Schema, pydantic's ``model_json_schema`` plus the defaults of ``default_factory`` fields);
   tests/integration/test_config_reference.py fails when either committed file is stale.
   Regenerate both with ``python -m daemon.config.reference --write docs``.
+- Why docs/rules.schema.json: it is generated and checked with the reference it sits beside (one
+  command, one staleness test), a plain file an editor reads without running anything, and the
+  shipped rules.yaml names it by a path relative to itself (``$schema=docs/rules.schema.json``),
+  which resolves in a checkout without a network or a published URL. An installed
+  /etc/ocr-daemon/rules.yaml has no docs/ beside it: ``ocr-daemon config schema`` writes the same
+  schema wherever it is wanted.
 - ``ocr-daemon config schema`` prints the JSON Schema; ``ocr-daemon config show [--config F]``
   prints the effective config (defaults and the shipped doctypes filled in, paths resolved) as
   YAML that loads back to the same config.
@@ -171,11 +177,11 @@ file's folder.
   shipped doctypes where the file has no `doctypes:`, relative paths resolved.
 - `ocr-daemon config schema` prints the JSON Schema of the file, also committed as
   [rules.schema.json](rules.schema.json). The shipped rules.yaml names it on its first line
-  (`# yaml-language-server: $schema=docs/rules.schema.json`), so an editor with a YAML language
-  server (VS Code's YAML extension, Neovim, Helix, JetBrains) completes keys, shows these
+  (`# yaml-language-server: $schema=docs/rules.schema.json`), so an editor that uses
+  yaml-language-server (VS Code's YAML extension, Neovim, Helix) completes keys, shows these
   descriptions and marks wrong values while you type. For the installed
   `/etc/ocr-daemon/rules.yaml` put the schema beside it
-  (`ocr-daemon config schema | sudo tee /etc/ocr-daemon/rules.schema.json`) and change that line
+  (`ocr-daemon config schema | sudo tee /etc/ocr-daemon/rules.schema.json >/dev/null`) and change that line
   to `$schema=rules.schema.json`, or map the file to the schema in the editor's settings.
 - A running daemon reads the file again on `systemctl reload ocr-daemon` (SIGHUP); an invalid
   file is logged and the running rules stay.

@@ -37,7 +37,7 @@ from typing import Any, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema, NoDefault
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticUndefined, core_schema
 
 from daemon.config.schema import Config, EngineDebugCfg, PagesRange
@@ -257,12 +257,15 @@ class _SchemaWithFactoryDefaults(GenerateJsonSchema):
     """pydantic leaves out the defaults of ``default_factory`` fields; editors show defaults, so
     they are put in (a section's default is its keys' defaults, shown on those keys instead)."""
 
-    def get_default_value(self, schema: core_schema.WithDefaultSchema) -> Any:
+    # default_schema, not get_default_value: the latter is not called by older pydantic 2 releases
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
         factory = schema.get("default_factory")
-        if factory is not None and not schema.get("default_factory_takes_data"):
+        if "default" not in schema and factory is not None and not schema.get("default_factory_takes_data"):
             value = factory()  # type: ignore[call-arg]
-            return NoDefault if isinstance(value, BaseModel) else value
-        return super().get_default_value(schema)
+            if not isinstance(value, BaseModel):
+                schema = core_schema.WithDefaultSchema(**{**schema, "default": value})
+                schema.pop("default_factory", None)
+        return super().default_schema(schema)
 
 
 def json_schema() -> dict[str, Any]:

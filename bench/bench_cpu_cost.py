@@ -1,4 +1,4 @@
-"""CPU cost per page of the daemon's own work, for capacity planning (README "Scaling out").
+"""CPU cost per page of the daemon's own work, for capacity planning (docs/engines.md "Capacity planning").
 
     OMP_THREAD_LIMIT=1 python bench/bench_cpu_cost.py [--pages 16] [--docs 8] [--results R.jsonl]
 

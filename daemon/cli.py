@@ -87,6 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--failed", action="store_true", help="every failed document")
     g.add_argument("files", nargs="*", type=Path, default=[])
 
+    from daemon.config import reference
+
+    p = sub.add_parser("config", help="print the rules.yaml JSON Schema, or the effective config with defaults filled in")
+    actions = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    actions.add_parser("schema", help="print the JSON Schema of rules.yaml (for editors and validators)")
+    _add_common(actions.add_parser("show", help="print the effective config, every default filled in, as YAML"))
+    p.set_defaults(_run=reference.run_cli)
+
     from daemon.engines import modelfolder
     from daemon.writers import convert
 
@@ -273,7 +281,7 @@ def cmd_once(args: argparse.Namespace) -> int:
 def _once_record(
     f: Path, journal: Any, doc_id: int | None, state: str, seconds: float, error: str | None
 ) -> dict[str, Any]:
-    """``once --jsonl``: one file's line (README "Command line")."""
+    """``once --jsonl``: one file's line (docs/operations.md "Commands")."""
     row = journal.get(doc_id) if doc_id is not None else None
     final = row.final_path if row else None
     return {

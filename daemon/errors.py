@@ -23,7 +23,7 @@ import enum
 
 
 class ExitCode(enum.IntEnum):
-    """Exit codes of the ``ocr-daemon`` command (documented in README.md)."""
+    """Exit codes of the ``ocr-daemon`` command (documented in docs/operations.md, "Commands")."""
 
     OK = 0
     FAILURES = 1  # ran, but some documents failed (``once``) or an unexpected error

@@ -6,8 +6,12 @@ Contract:
   placeholders); checks across sections (unique inbox/route names, a route's doctype or inbox
   must exist) are in :mod:`daemon.config.validate`, which runs them even when a model check
   failed, so every error is reported at once.
-- The languages are written once (``Lang``); ``LANGUAGES`` and ``LangOrUnknown`` derive from it.
-- The output formats come from the writers' registry (``daemon.writers.WRITERS``).
+- Every key has a ``description`` and ``examples``: the one source of its documentation, read by
+  :mod:`daemon.config.reference` (docs/configuration.md, the JSON Schema docs/rules.schema.json,
+  ``ocr-daemon config schema``); the class docstring describes a section.
+- The names the models are built from (languages, formats, placeholders, ``Strict``) are in
+  :mod:`daemon.config.base`, the ``engine`` section's models in :mod:`daemon.config.engine_schema`;
+  both are re-exported here.
 - Nothing here reads files: loading is :mod:`daemon.config.load`.
 """
 
@@ -17,53 +21,82 @@ import fnmatch
 import re
 import string
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+from pydantic.json_schema import JsonDict, SkipJsonSchema
 
-from daemon.writers import FORMATS as WRITER_FORMATS
+from daemon.config.base import (
+    DEFAULT_CONFIG_PATH,
+    FORMATS,
+    INPUT_SUFFIXES,
+    LANGUAGES,
+    TEMPLATE_FIELDS,
+    Format,
+    Lang,
+    LangOrUnknown,
+    Strict,
+)
+from daemon.config.engine_schema import (
+    EngineCfg,
+    EngineDebugCfg,
+    OpenAICfg,
+    PageGuardsCfg,
+    SamplingCfg,
+    TesseractCfg,
+    VllmCfg,
+)
 
-DEFAULT_CONFIG_PATH = Path("/etc/ocr-daemon/rules.yaml")
-
-#: The 11 languages LightOnOCR-2-1B supports, ISO 639-1: written here once; the tuple and the
-#: "or unknown" type are derived from it (a Literal nested in a Literal is flattened).
-Lang = Literal["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
-LANGUAGES: tuple[str, ...] = get_args(Lang)
-LangOrUnknown = Literal[Lang, "unknown"]
-
-#: Output formats a route may ask for: the keys of the writers' registry (daemon.writers.WRITERS),
-#: so a new writer is a new format here without a second list. Pydantic checks the values against
-#: the Literal built at run time; mypy cannot see a Literal built from data, so to it a format is
-#: a ``str``.
-FORMATS: tuple[str, ...] = WRITER_FORMATS
-if TYPE_CHECKING:
-    Format = str
-else:
-    Format = Literal[FORMATS]
-
-#: Placeholders allowed in destination / archive templates.
-TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem", "doc_yyyy", "doc_mm", "doc_date"})
-
-INPUT_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
-
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+__all__ = [
+    "DEFAULT_CONFIG_PATH",
+    "DEFAULT_ROUTE",
+    "FORMATS",
+    "INPUT_SUFFIXES",
+    "LANGUAGES",
+    "TEMPLATE_FIELDS",
+    "Config",
+    "DaemonCfg",
+    "DoctypeCfg",
+    "EngineCfg",
+    "EngineDebugCfg",
+    "FeatureMatchers",
+    "Format",
+    "HttpCfg",
+    "InboxCfg",
+    "Lang",
+    "LangOrUnknown",
+    "OpenAICfg",
+    "PageGuardsCfg",
+    "PagesRange",
+    "RegexMatcher",
+    "RouteCfg",
+    "RouteMatch",
+    "SamplingCfg",
+    "Strict",
+    "TesseractCfg",
+    "VllmCfg",
+    "template_root",
+]
 
 
 class HttpCfg(Strict):
-    """``daemon.http``: the health/metrics/status endpoint and its pages (daemon/service/http.py, statuspage.py)."""
+    """The HTTP endpoint: health checks, Prometheus metrics, the status JSON and page, uploads."""
 
+    # daemon/service/http.py, statuspage.py
     listen: str = Field(
-        "127.0.0.1:9750", description="`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (has a `/`)"
+        "127.0.0.1:9750", examples=["[::1]:9750", "/var/lib/ocr-daemon/http.sock"],
+        description="`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (contains a `/`); "
+        "on a taken port the daemon logs an error, keeps processing and retries every 30 s",
     )
-    upload: bool = Field(False, description="the page takes a file and drops it into a chosen inbox")
+    upload: bool = Field(
+        False, examples=[True],
+        description="the page takes a file and drops it into a chosen inbox (the normal path: stability, journal, routing)",
+    )
     upload_clients: list[str] = Field(
-        default_factory=lambda: ["127.0.0.0/8", "::1"],
-        description="client networks (CIDR) allowed to upload; a Unix socket is guarded by its file permissions",
+        default_factory=lambda: ["127.0.0.0/8", "::1"], examples=[["127.0.0.0/8", "::1", "192.0.2.0/24"]],
+        description="client networks (CIDR) allowed to upload; any client of a Unix socket (its file permissions guard it)",
     )
-    upload_max_mb: int = Field(100, ge=1, le=4096, description="largest upload (MiB)")
+    upload_max_mb: int = Field(100, ge=1, le=4096, examples=[500], description="largest upload (MiB)")
 
     @field_validator("listen")
     @classmethod
@@ -93,150 +126,95 @@ class HttpCfg(Strict):
 
 
 class DaemonCfg(Strict):
-    state_dir: Path = Path("/var/lib/ocr-daemon")
-    failed_dir: Path = Path("/srv/ocr/failed")
+    """The daemon itself: folders, concurrency, retries, logging, the HTTP endpoint."""
+
+    state_dir: Path = Field(
+        Path("/var/lib/ocr-daemon"), examples=["state", "/srv/ocr-state"],
+        description="folder of the journal (SQLite), the raw engine outputs and engine state",
+    )
+    failed_dir: Path = Field(
+        Path("/srv/ocr/failed"), examples=["/srv/scans/failed"],
+        description="documents that cannot be processed are moved here with `<name>.error.txt`",
+    )
     workers: int = Field(
-        0, ge=0, le=1024, description="documents processed at once; 0 = enough to keep the engine full"
+        0, ge=0, le=1024, examples=[8],
+        description="documents processed at once; 0 = enough to keep the engine full (half the engine's page capacity, at least 4)",
     )
-    render_workers: int = Field(0, ge=0, le=256, description="render processes (pages; classifying and rendering finished documents); 0 = half the CPU cores")
+    render_workers: int = Field(
+        0, ge=0, le=256, examples=[6],
+        description="render processes (pages; classifying and rendering finished documents); 0 = half the CPU cores",
+    )
     render_nice: int = Field(
-        0, ge=0, le=19, description="CPU priority of render processes below the daemon's (`nice` steps)"
+        0, ge=0, le=19, examples=[10], description="CPU priority of render processes below the daemon's (`nice` steps)"
     )
-    pages_in_flight_per_document: int = Field(64, ge=1, description="pages of one document rendered/OCRed at once")
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    rescan_interval: float = Field(60.0, gt=0, description="seconds between safety rescans")
+    pages_in_flight_per_document: int = Field(
+        64, ge=1, examples=[16], description="pages of one document rendered/OCRed at once"
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", examples=["DEBUG"], description="`DEBUG`, `INFO`, `WARNING` or `ERROR`"
+    )
+    rescan_interval: float = Field(
+        60.0, gt=0, examples=[300], description="seconds between safety rescans of every inbox"
+    )
     max_attempts: int = Field(
-        3, ge=1, description="tries of a file that crashes its render worker (or hits an internal error) before it is failed"
+        3, ge=1, examples=[5],
+        description="tries of a document before it goes to the failed folder with its reason; see `retry_backoff`",
     )
-    retry_backoff: float = Field(10.0, ge=0, description="seconds before the first retry; doubles")
-    retry_backoff_max: float = Field(600.0, ge=0, description="longest wait between retries")
-    duplicates: Literal["link", "process"] = "link"
-    drain_timeout: float = Field(60.0, ge=0, description="seconds SIGTERM waits for in-flight work")
-    http: HttpCfg | None = Field(default_factory=HttpCfg, description="health/metrics/status endpoint; null = off")
+    retry_backoff: float = Field(
+        10.0, ge=0, examples=[30], description="seconds before the first retry; doubles on each retry"
+    )
+    retry_backoff_max: float = Field(600.0, ge=0, examples=[3600], description="longest wait between retries (seconds)")
+    duplicates: Literal["link", "process"] = Field(
+        "link", examples=["process"],
+        description="same content under a new name: `link` to the earlier result, or `process` again",
+    )
+    drain_timeout: float = Field(
+        60.0, ge=0, examples=[120], description="seconds SIGTERM waits for in-flight documents"
+    )
+    http: HttpCfg | None = Field(
+        default_factory=HttpCfg, examples=[None], description="the HTTP endpoint (health, metrics, status page); `null` = off"
+    )
     # false only to measure what the per-page commits cost (bench/bench_journal_pages.py)
     page_records: bool = Field(
-        True, description="commit each finished page to the journal: a document resumes from its done pages after a crash, kill or restart; page progress in `status`"
+        True, examples=[False],
+        description="commit each finished page to the journal: a document resumes from its done pages after a crash, "
+        "kill or restart; page progress in `status`",
     )
-
-
-class SamplingCfg(Strict):
-    temperature: float = Field(0.2, ge=0, le=2)
-    top_p: float = Field(0.9, gt=0, le=1)
-    max_tokens: int = Field(4096, ge=16, le=32768)
-
-
-class TesseractCfg(Strict):
-    languages: list[Lang] = Field(default_factory=lambda: list(LANGUAGES), min_length=1)  # type: ignore[arg-type]
-    threads: int = Field(0, ge=0, description="pages OCRed at once; 0 = number of CPU cores")
-    hang_timeout: float = Field(300.0, gt=0, description="seconds with pages in flight and none finished = engine stalled")
-    render_dpi: int | None = Field(300, ge=72, le=600, description="resolution pages are rendered at for Tesseract")
-
-
-class VllmCfg(Strict):
-    gpu_memory_utilization: float = Field(0.85, gt=0, le=1)
-    kv_cache_memory_bytes: int | None = Field(None, ge=1 << 28)
-    max_num_seqs: int = Field(256, ge=1)
-    max_num_batched_tokens: int = Field(16384, ge=512)
-    max_model_len: int = Field(8192, ge=1024)
-    dtype: Literal["auto", "bfloat16", "float16"] = "bfloat16"
-    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
-    # vLLM's choice when "auto" (FlashAttention 3 on Hopper); a tuning knob measured by bench/bench_attention.py
-    attention_backend: Literal["auto", "FLASH_ATTN", "TRITON_ATTN"] = "auto"
-    # None: vLLM's (16), or 64 with an fp8 KV cache (vllm_engine.FP8_BLOCK_SIZE)
-    block_size: Literal[16, 32, 64, 128] | None = None
-    profile: Literal["default", "16gb"] = "default"
-    load_format: Literal["auto", "dummy", "safetensors"] = "auto"
-    max_pages_in_flight: int = Field(512, ge=1)
-    enforce_eager: bool = False
-    hang_timeout: float = Field(300.0, gt=0, description="seconds without progress = engine hung")
-    # daemon.engines.pixtral_patch; $OCR_DAEMON_PIXTRAL_PATCH, when set, wins
-    pixtral_patch: Literal["varlen", "per_image", "off"] = "varlen"
-    # vLLM's own data parallelism: one engine core per GPU inside the one AsyncLLM (its load
-    # balancer spreads the pages); "auto" = every visible GPU (vllm_engine.visible_gpu_count)
-    data_parallel_size: Literal["auto"] | int = Field("auto", description="engine cores (GPUs); auto = all visible")
-
-    @field_validator("data_parallel_size", mode="before")
-    @classmethod
-    def _dp_size(cls, v: Any) -> Any:
-        if v != "auto" and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ValueError("data_parallel_size must be 'auto' or a whole number >= 1")
-        return v
-
-
-class PageGuardsCfg(Strict):
-    """The per-page policy of the VLM engines (vllm, openai): daemon.engines.pagepolicy."""
-
-    repetition_retries: int = Field(2, ge=0)
-
-
-class EngineDebugCfg(Strict):
-    """Benchmark switches (bench/bench_gpu.py), not for production; left out of the README's reference."""
-
-    ignore_eos: bool = False  # every page decodes engine.sampling.max_tokens tokens (vllm, openai)
-    page_guards: bool = True  # false: one request per page, its text as is (a forced length always "truncates")
-    vllm_args: dict[str, Any] = Field(default_factory=dict)  # merged last into vLLM's engine arguments (logging)
-    pixtral_marker: str | None = None  # file the engine core notes the Pixtral patch in (pixtral_patch.set_marker)
-
-
-class OpenAICfg(Strict):
-    base_urls: list[str] = Field(default_factory=list)
-    model: str | None = None
-    api_key: str | None = None
-    concurrency: int = Field(32, ge=1)
-    timeout: float = Field(600.0, gt=0)
-    retries: int = Field(3, ge=0)
-    # a server that failed is left out for down_backoff s (doubling per failure up to
-    # down_backoff_max), then probed again with /v1/models; back in use once it answers
-    down_backoff: float = Field(1.0, gt=0)
-    down_backoff_max: float = Field(30.0, gt=0)
-
-
-class EngineCfg(Strict):
-    kind: Literal["auto", "vllm", "tesseract", "openai"] = "auto"
-    model: str = "lightonai/LightOnOCR-2-1B"
-    render_longest_edge: int = Field(1540, ge=256, le=10000)
-    max_pages: int = Field(500, ge=1)
-    max_image_pixels: int = Field(100_000_000, ge=1_000_000)
-    render_timeout: float = Field(120.0, gt=0, description="seconds one page may take to render")
-    render_memory_mb: int = Field(4096, ge=256, description="address-space limit of each render worker")
-    autorotate: bool = True
-    crop_borders: bool = True
-    # PDF pages: use a page's own text layer when it is real text (daemon.pages.textlayer)
-    text_layer: Literal["auto", "any", "ocr"] = "auto"
-    sampling: SamplingCfg = Field(default_factory=SamplingCfg)
-    page_guards: PageGuardsCfg = Field(default_factory=PageGuardsCfg)
-    tesseract: TesseractCfg = Field(default_factory=TesseractCfg)
-    vllm: VllmCfg = Field(default_factory=VllmCfg)
-    openai: OpenAICfg = Field(default_factory=OpenAICfg)
-    debug: EngineDebugCfg = Field(default_factory=EngineDebugCfg)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_repetition_retries(cls, data: Any) -> Any:
-        """``engine.vllm.repetition_retries`` (its place before the page guards applied to every
-        VLM engine) still loads, as ``engine.page_guards.repetition_retries`` unless that is set."""
-        if isinstance(data, dict) and isinstance(data.get("vllm"), dict) and "repetition_retries" in data["vllm"]:
-            vllm = dict(data["vllm"])
-            old = vllm.pop("repetition_retries")
-            guards = dict(data.get("page_guards") or {})
-            guards.setdefault("repetition_retries", old)
-            data = {**data, "vllm": vllm, "page_guards": guards}
-        return data
 
 
 class InboxCfg(Strict):
-    path: Path
-    name: str = ""  # defaults to the folder's name
-    recursive: bool = False
-    include: list[str] = Field(default_factory=lambda: ["*" + s for s in INPUT_SUFFIXES])
-    exclude: list[str] = Field(default_factory=list)
-    watch: Literal["auto", "inotify", "poll"] = "auto"
-    stability_delay: float = Field(2.0, ge=0, description="seconds size+mtime must stay unchanged")
-    invalid_grace: float = Field(
-        30.0, ge=0, description="seconds an unchanged file that does not open waits before it is failed"
+    """A watched folder (`inboxes` is a list of them; at least one)."""
+
+    path: Path = Field(examples=["/srv/ocr/inbox"], description="the watched folder (required)")
+    name: str = Field(
+        "", examples=["scans"],
+        description="name used by routes (`match.inbox`) and templates (`{inbox}`); default: the folder's name",
     )
-    schedule: str | None = Field(None, description="cron expression; process only at these times")
-    languages: list[Lang] | None = None  # hint for engines that need one (Tesseract)
+    recursive: bool = Field(False, examples=[True], description="also watch subfolders")
+    include: list[str] = Field(
+        default_factory=lambda: ["*" + s for s in INPUT_SUFFIXES], examples=[["*.pdf", "*.tif"]],
+        description="globs of file names taken",
+    )
+    exclude: list[str] = Field(
+        default_factory=list, examples=[["~*", "*/tmp/*"]], description="globs (name or full path) never taken"
+    )
+    watch: Literal["auto", "inotify", "poll"] = Field(
+        "auto", examples=["poll"],
+        description="`auto` (inotify, polling if unavailable), `inotify`, `poll` (network filesystems)",
+    )
+    stability_delay: float = Field(
+        2.0, ge=0, examples=[10], description="seconds size and mtime must stay unchanged before a file is taken"
+    )
+    invalid_grace: float = Field(
+        30.0, ge=0, examples=[120], description="seconds a stable file that does not open waits before it is failed"
+    )
+    schedule: str | None = Field(
+        None, examples=["0 2 * * *"], description="cron expression (`0 2 * * *`): process this inbox only at these times"
+    )
+    languages: list[Lang] | None = Field(
+        None, examples=[["de", "en"]],
+        description="language hint for Tesseract, e.g. `[de, en]`; `null` = `engine.tesseract.languages`",
+    )
 
     @field_validator("schedule")
     @classmethod
@@ -265,9 +243,13 @@ class InboxCfg(Strict):
 
 
 class RegexMatcher(Strict):
-    pattern: str
-    weight: float = 1.0
-    ignore_case: bool = True
+    """A regular expression that adds its weight to a doctype's score when found."""
+
+    pattern: str = Field(
+        examples=[r"\bIBAN\b"], description="Python regular expression, searched in the whole text (multi-line)"
+    )
+    weight: float = Field(1.0, examples=[0.5], description="added when the pattern is found")
+    ignore_case: bool = Field(True, examples=[False], description="case-insensitive search")
 
     @field_validator("pattern")
     @classmethod
@@ -280,40 +262,80 @@ class RegexMatcher(Strict):
 
 
 class PagesRange(Strict):
-    min: int | None = Field(None, ge=0)
-    max: int | None = Field(None, ge=0)
+    """A page range, `{min: 1, max: 2}`; either end may be left out."""
+
+    min: int | None = Field(None, ge=0, examples=[1], description="fewest pages (inclusive)")
+    max: int | None = Field(None, ge=0, examples=[2], description="most pages (inclusive)")
 
     def contains(self, n: int) -> bool:
         return (self.min is None or n >= self.min) and (self.max is None or n <= self.max)
 
 
 class FeatureMatchers(Strict):
-    has_table: float = 0.0  # weight added when the document contains a table
-    has_math: float = 0.0
-    pages: PagesRange | None = None
-    pages_weight: float = 0.0
+    """Structural matchers of a doctype: weights added when the document has a feature."""
+
+    has_table: float = Field(0.0, examples=[0.5], description="weight added when the text contains a table")
+    has_math: float = Field(0.0, examples=[2.0], description="weight added when the text contains LaTeX math")
+    pages: PagesRange | None = Field(
+        None, examples=[{"min": 6}], description="page range `{min, max}` (either may be left out)"
+    )
+    pages_weight: float = Field(0.0, examples=[1.0], description="weight added when the page count is in `pages`")
 
 
 class DoctypeCfg(Strict):
-    threshold: float = Field(3.0, gt=0)
-    keywords: dict[Lang, dict[str, float]] = Field(default_factory=dict)
-    regex: list[RegexMatcher] = Field(default_factory=list)
-    features: FeatureMatchers = Field(default_factory=FeatureMatchers)
-    filename: dict[str, float] = Field(default_factory=dict)  # glob -> weight
+    """A document type (`doctypes` maps a name to one): matchers score the text; the highest score
+    at or above its threshold wins, else the document is `other`."""
+
+    threshold: float = Field(
+        3.0, gt=0, examples=[4.0],
+        description="score the doctype needs; the highest score at or above its threshold wins, else `other`",
+    )
+    keywords: dict[Lang, dict[str, float]] = Field(
+        default_factory=dict, examples=[{"de": {"Rechnung": 3, "Rechnungsnummer": 1.5}, "en": {"invoice": 3}}],
+        description="`{language: {word or phrase: weight}}`; the detected language's keywords count (English's too "
+        "where at least ~5 % of the words are English function words; all languages' when the language is unknown or "
+        "the doctype has none for it); each keyword counts once; Latin: whole words, case- and accent-insensitive; "
+        "CJK: substring, spaces ignored",
+    )
+    regex: list[RegexMatcher] = Field(
+        default_factory=list, examples=[[{"pattern": r"\bIBAN\b", "weight": 0.5}]],
+        description="list of regex matchers; each counts once",
+    )
+    features: FeatureMatchers = Field(default_factory=FeatureMatchers, description="structural matchers")
+    filename: dict[str, float] = Field(
+        default_factory=dict, examples=[{"*rechnung*": 2}], description="`{glob on the file name: weight}`, case-insensitive"
+    )
 
 
 def _one_or_list(v: Any) -> Any:
     return [v] if isinstance(v, str) else v
 
 
+def _or_one(schema: JsonDict) -> None:
+    """The JSON Schema of a ``match`` condition takes one value too, as ``_one_or_list`` does."""
+    branches = schema.get("anyOf")
+    if isinstance(branches, list):
+        for b in list(branches):
+            if isinstance(b, dict) and b.get("type") == "array":
+                branches.insert(branches.index(b), b["items"])
+
+
 class RouteMatch(Strict):
-    inbox: list[str] | None = None
-    filename: list[str] | None = None
-    language: list[LangOrUnknown] | None = None
-    doctype: list[str] | None = None
-    pages: PagesRange | None = None
-    has_table: bool | None = None
-    has_math: bool | None = None
+    """A route's conditions: all must hold; none at all = a catch-all. Each may be one value or a list."""
+
+    inbox: list[str] | None = Field(None, examples=[["scans"]], json_schema_extra=_or_one, description="inbox name(s)")
+    filename: list[str] | None = Field(
+        None, examples=[["*rechnung*", "*invoice*"]], json_schema_extra=_or_one, description="glob(s) on the file name, case-insensitive"
+    )
+    language: list[LangOrUnknown] | None = Field(
+        None, examples=[["de", "en"]], json_schema_extra=_or_one, description="ISO 639-1 code(s) among the 11, or `unknown`"
+    )
+    doctype: list[str] | None = Field(
+        None, examples=[["invoice", "receipt"]], json_schema_extra=_or_one, description="doctype name(s), or `other`"
+    )
+    pages: PagesRange | None = Field(None, examples=[{"max": 2}], description="page range `{min, max}`")
+    has_table: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains a table")
+    has_math: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains LaTeX math")
 
     _norm = field_validator("inbox", "filename", "language", "doctype", mode="before")(_one_or_list)
 
@@ -335,14 +357,39 @@ def _check_template(v: str) -> str:
 
 
 class RouteCfg(Strict):
-    name: str
-    match: RouteMatch = Field(default_factory=RouteMatch)
-    formats: list[Format] = Field(default_factory=lambda: ["txt", "md", "json"], min_length=1)
-    destination: str = "beside"  # "beside" the source, or a folder template
-    source: Literal["keep", "archive", "delete"] = "keep"
-    archive_to: str | None = None
-    csv_bom: bool = Field(False, description="start CSV files with a UTF-8 byte order mark, for Excel")
-    pdfa: bool = Field(False, description="make the searchable PDF (format pdf) a PDF/A-2b, through Ghostscript")
+    """A route: where a matching document's outputs go and what happens to its source. The
+    first route whose `match` holds takes the document."""
+
+    name: str = Field(
+        examples=["invoices"], description="route name (required, unique); shown in sidecars and `route --explain`"
+    )
+    match: RouteMatch = Field(default_factory=RouteMatch, description="conditions; all must hold; none = catch-all")
+    formats: list[Format] = Field(
+        default_factory=lambda: ["txt", "md", "json"], min_length=1, examples=[["txt", "md", "json", "pdf"]],
+        description=f"outputs: {', '.join(f'`{f}`' for f in FORMATS)}",
+    )
+    destination: str = Field(
+        "beside", examples=["/srv/ocr/archive/{doctype}/{doc_yyyy}"],
+        description="`beside` (the source's folder) or a folder template with `{inbox} {language} {doctype} {yyyy} "
+        "{mm} {dd} {stem}` (`{yyyy}`… is the processing date) and `{doc_yyyy} {doc_mm} {doc_date}` (the date printed "
+        "on the document: the first date after a label such as `Datum:`/`Invoice date`/`日付`, else the first date in "
+        "the text, in the 11 languages' formats; `undated` when there is none; the sidecar's `doc_date`)",
+    )
+    source: Literal["keep", "archive", "delete"] = Field(
+        "keep", examples=["archive"],
+        description="`keep`, `archive` (move to `archive_to`) or `delete` the source after the outputs are written",
+    )
+    archive_to: str | None = Field(
+        None, examples=["/srv/ocr/archive/{doctype}/{doc_yyyy}/originals"],
+        description="folder template for `source: archive` (same placeholders)",
+    )
+    csv_bom: bool = Field(
+        False, examples=[True],
+        description="start CSV files with a UTF-8 byte order mark, so Excel reads accents and CJK right",
+    )
+    pdfa: bool = Field(
+        False, examples=[True], description="make the searchable PDF (`pdf` format) a PDF/A-2b through Ghostscript"
+    )
 
     @field_validator("destination", "archive_to")
     @classmethod
@@ -360,17 +407,27 @@ DEFAULT_ROUTE = RouteCfg(name="default")
 
 
 class Config(Strict):
-    daemon: DaemonCfg = Field(default_factory=DaemonCfg)
-    engine: EngineCfg = Field(default_factory=EngineCfg)
-    inboxes: list[InboxCfg] = Field(min_length=1)
-    doctypes: dict[str, DoctypeCfg] = Field(default_factory=dict)
-    routes: list[RouteCfg] = Field(default_factory=list)
+    """ocr-daemon's rules.yaml: watched folders, the OCR engine, document types and routes."""
+
+    daemon: DaemonCfg = Field(default_factory=DaemonCfg, description="the daemon itself")
+    engine: EngineCfg = Field(default_factory=EngineCfg, description="the OCR engine")
+    inboxes: list[InboxCfg] = Field(min_length=1, description="the watched folders (required, at least one)")
+    doctypes: dict[str, DoctypeCfg] = Field(
+        default_factory=dict,
+        description="document types by name; left out: the shipped six (invoice, receipt, contract, bank_statement, "
+        "scientific_paper, letter); `{}`: none",
+    )
+    routes: list[RouteCfg] = Field(
+        default_factory=list,
+        description="routes, first match wins; when the last is not a catch-all, a built-in one writes "
+        "`txt`, `md`, `json` beside the source and keeps it",
+    )
 
     # Checks across sections (unique names, references) are daemon.config.validate's, not a
     # model validator's: pydantic runs a model validator only when every field is valid.
 
-    # Set by load_config; not part of the YAML.
-    source_path: Path | None = Field(default=None, exclude=True)
+    # Set by load_config; not part of the YAML (nor of its JSON Schema).
+    source_path: SkipJsonSchema[Path | None] = Field(default=None, exclude=True)
 
     def route_list(self) -> list[RouteCfg]:
         """Routes in order, with the built-in default appended when no route catches all."""

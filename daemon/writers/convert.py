@@ -16,7 +16,10 @@ Usage::
 
 Outputs are named ``<stem>.<ext>`` where stem is ``--stem`` or the file name without ``.raw.md``
 / ``.md`` / ``.txt``; they go to ``--out`` (default: beside FILE), are written atomically and replace
-earlier outputs of the same name -- except FILE itself, which is never overwritten.
+earlier outputs of the same name -- except FILE itself, which is never overwritten. They are written
+the way the daemon writes its outputs (:func:`daemon.fsio.atomic_write`: created ``0644`` less the
+umask, so ``0640`` under the unit's ``UMask=0027``), not ``0600`` as a ``mkstemp`` temp file would
+leave them.
 Exit codes: 0 written, 1 a write failed, 2 usage error (bad format, unreadable input, output
 would overwrite the input).
 """
@@ -25,14 +28,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from daemon.errors import ExitCode
+from daemon.errors import ExitCode, TransientError
+from daemon.fsio import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -88,19 +90,6 @@ def _detect_language(text: str) -> str:
         return "en"
     code = got[0] if isinstance(got, tuple) else got
     return str(code)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -169,10 +158,10 @@ def run(args: argparse.Namespace) -> int:
     rc = int(ExitCode.OK)
     for name, data in files.items():
         try:
-            _write_atomic(out_dir / name, data)
+            atomic_write(out_dir / name, data)
             print(out_dir / name)
-        except OSError as e:
-            print(f"convert: cannot write {out_dir / name}: {e.strerror or e}", file=sys.stderr)
+        except TransientError as e:  # atomic_write's OSError, in words ("cannot write X: permission denied")
+            print(f"convert: {e}", file=sys.stderr)
             rc = int(ExitCode.FAILURES)
     return rc
 

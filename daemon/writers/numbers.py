@@ -9,7 +9,7 @@ locale and returns its value plus an Excel number format that shows it as it was
 - ``unknown`` (or any other code): only text that reads the same in both conventions
   (``1234``, ``3.14``, ``1,234.56``, ``1.234,56``); ``1,234`` and ``1.234`` stay text.
 
-Decisions (documented in the README):
+Decisions (documented in docs/outputs.md, "Numbers in XLSX"):
 
 - Grouping must be regular (groups of three), else the cell is text: ``12.03.2024`` (a date),
   ``12 34 56 78`` (a phone number) stay text.

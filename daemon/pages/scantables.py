@@ -42,6 +42,7 @@ from daemon.pages.tables import (
     Seg,
     Word,
     find_grids,
+    merge_collinear,
     rule_regions,
     text_grid,
     unruled_grids,
@@ -142,11 +143,14 @@ def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
             rules.append([r, r, s0, e0])
     thin = [Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2) for y0, y1, x0, x1 in rules if y1 - y0 < MAX_RULE_THICKNESS]
     _, v = image_segments(gray)
+    # The rules as ``rule_regions`` joins them: one drawn in pieces a few px apart (each cell's
+    # own border, a scanned line with a break) spans the region only once joined.
+    joined = merge_collinear([(s.y0, s.x0, s.x1) for s in thin], tol=4.0)
     out = []
     for box in rule_regions(thin, v, tol=4.0, min_width=wid / 4, max_two_rule_height=0.4 * hgt):
         if any(_overlaps(box, g.bbox) for g in grids):
             continue
-        ys = sorted(s.y0 for s in thin if box[1] - 1 <= s.y0 <= box[3] + 1 and s.x0 <= box[0] + 12 and s.x1 >= box[2] - 12)
+        ys = sorted(y for y, x0, x1 in joined if box[1] - 1 <= y <= box[3] + 1 and x0 <= box[0] + 12 and x1 >= box[2] - 12)
         out.append(RuleRegion(box, ys))
     return out
 
@@ -181,8 +185,8 @@ def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
     line above the first rule as header row when its words sit inside the columns found."""
     x0, y0, x1, y1 = (int(v) for v in region.bbox)
     g = text_grid(_ocr_words(api, img, (x0, y0, x1, y1)), region.bbox, region.rules)
-    if g is None:
-        return None
+    if g is None or len(region.rules) < 2:  # (no band height to look above the first rule with)
+        return g
     band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
     head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
     cols = ["" for _ in range(g.n_cols)]

@@ -121,3 +121,43 @@ def test_scan_with_short_rules_and_fill_in_lines_is_read(engine: TesseractEngine
     res = _read(engine, _form_scan(tmp_path / f"form{dpi}.{ext}", dpi))
     for words in ("Quarterly Report", "minutes were approved", "Travel 95.20", "Total 1,605.70", "Signature"):
         assert words in res.text, res.text
+
+
+# ------------------------------------------------------------------ rules drawn in pieces (min() of nothing)
+
+ROWS = [
+    ["Item", "Quantity", "Amount"],
+    ["Printer paper", "12", "54.00"],
+    ["Toner cartridge", "2", "118.50"],
+    ["Service contract", "1", "240.00"],
+]
+
+
+def _pieced_rules_table(gap: int) -> Image.Image:
+    """A page with a heading and a table whose rules (under every row, none above the header,
+    no vertical ones) are each drawn as two halves ``gap`` px apart."""
+    img = Image.new("L", (1240, 1754), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(docgen.DEJAVU), 30)
+    d.text((100, 120), "Storage volumes by terminal", fill=0, font=font)
+    top, row_h = 260, 72
+    for r, row in enumerate(ROWS):
+        for c, cell in enumerate(row):
+            d.text((100 + c * 340, top + r * row_h + 17), cell, fill=0, font=font)
+        y = top + (r + 1) * row_h
+        d.line([(100, y), (610, y)], fill=0, width=2)
+        d.line([(610 + gap, y), (1120, y)], fill=0, width=2)
+    return img
+
+
+@pytest.mark.parametrize("gap", [3, 6])
+def test_table_with_rules_drawn_in_pieces(engine: TesseractEngine, tmp_path: Path, gap: int) -> None:
+    # The region's rules were looked for among the pieces, none of which spans the table:
+    # "tesseract failed on a table ...: min() arg is an empty sequence".
+    png = tmp_path / "pieces.png"
+    _pieced_rules_table(gap).save(png)
+    res = _read(engine, png, RenderOptions(autorotate=False))
+    blocks = _document(res).pages[0].blocks
+    tables = [b for b in blocks if isinstance(b, Table)]
+    assert len(tables) == 1, res.text
+    assert tables[0].expanded() == ROWS  # the header above the first rule included

@@ -161,3 +161,74 @@ def test_table_with_rules_drawn_in_pieces(engine: TesseractEngine, tmp_path: Pat
     tables = [b for b in blocks if isinstance(b, Table)]
     assert len(tables) == 1, res.text
     assert tables[0].expanded() == ROWS  # the header above the first rule included
+
+
+# ------------------------------------------------------------------ spanning cells -> xlsx (MergedCell)
+
+SPAN_BODY = [["Printer paper", "54.00", "10.26"], ["Toner cartridge", "118.50", "22.52"], ["Service contract", "240.00", "45.60"]]
+
+
+def _spanning_header_table() -> Image.Image:
+    """A ruled table whose first column's header "Item" spans two rows and whose "Amount" spans
+    the two columns "Net" and "VAT" under it, between two lines of text."""
+    img = Image.new("L", (1240, 1754), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(docgen.DEJAVU), 30)
+    bold = ImageFont.truetype(str(layoutgen.DEJAVU_BOLD), 30)
+    d.text((100, 120), "Expenses of the second quarter", fill=0, font=font)
+    x = [100, 520, 820, 1120]
+    top, row_h = 260, 66
+    ys = [top + r * row_h for r in range(len(SPAN_BODY) + 3)]
+    d.text((x[0] + 14, top + row_h - 15), "Item", fill=0, font=bold)  # centred on its two rows
+    d.text((x[1] + 14, ys[0] + 16), "Amount", fill=0, font=bold)
+    d.text((x[1] + 14, ys[1] + 16), "Net", fill=0, font=bold)
+    d.text((x[2] + 14, ys[1] + 16), "VAT", fill=0, font=bold)
+    for r, row in enumerate(SPAN_BODY):
+        for c, cell in enumerate(row):
+            d.text((x[c] + 14, ys[r + 2] + 16), cell, fill=0, font=font)
+    for k, y in enumerate(ys):
+        # the rule under "Amount" only under it; none between the two rows "Item" spans
+        x0 = x[1] if k == 1 else x[0]
+        d.line([(x0, y), (x[-1], y)], fill=0, width=3)
+    for k, xv in enumerate(x):
+        # the rule between "Net" and "VAT" starts below "Amount"
+        d.line([(xv, ys[1] if k == 2 else ys[0]), (xv, ys[-1])], fill=0, width=3)
+    d.text((100, ys[-1] + 80), "All amounts in euro", fill=0, font=font)
+    return img
+
+
+def test_scanned_table_with_spanning_cells_to_xlsx(engine: TesseractEngine, tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    png = tmp_path / "spans.png"
+    _spanning_header_table().save(png)
+    doc = _document(_read(engine, png, RenderOptions(autorotate=False)))
+    tables = doc.tables()
+    assert len(tables) == 1
+    t = tables[0][2]
+    assert t.expanded() == [["Item", "Amount", "Amount"], ["Item", "Net", "VAT"], *SPAN_BODY]
+    # "TypeError: 'MergedCell' object is not iterable": the frozen pane's anchor (A2, the first
+    # row under the header) lies inside "Item"'s merged range
+    xlsx = tmp_path / "spans.xlsx"
+    xlsx.write_bytes(write_xlsx(doc))
+    ws = load_workbook(xlsx).active
+    assert ws is not None
+    assert sorted(str(r) for r in ws.merged_cells.ranges) == ["A1:A2", "B1:C1"]
+    assert [ws.cell(row=1, column=c).value for c in (1, 2)] == ["Item", "Amount"]
+    assert [ws.cell(row=4, column=c).value for c in (1, 2, 3)] == ["Toner cartridge", 118.5, 22.52]
+    assert ws.freeze_panes == "A2"
+
+
+def test_xlsx_of_a_table_whose_first_column_spans_into_the_body() -> None:
+    """The writer alone (no OCR): a header cell of the first column spanning the first body row
+    too, as a scanned grid without a rule under it comes out."""
+    from openpyxl import load_workbook
+
+    doc = parse_document(["<table><tr><th rowspan=\"2\">Item</th><th>Qty</th></tr><tr><td>2</td></tr>"
+                          "<tr><td>Paper</td><td>3</td></tr></table>"], markdown=True)
+    data = write_xlsx(doc)
+    ws = load_workbook(io.BytesIO(data)).active
+    assert ws is not None
+    assert [str(r) for r in ws.merged_cells.ranges] == ["A1:A2"]
+    assert [[c.value for c in row] for row in ws.iter_rows()] == [["Item", "Qty"], [None, 2], ["Paper", 3]]
+    assert ws.freeze_panes == "A2"

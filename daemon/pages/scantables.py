@@ -4,7 +4,9 @@ horizontal rules only, read with Tesseract into inline Markdown with HTML tables
 Contract:
 
 - ``image_segments(gray) -> (h, v)``: the long dark horizontal/vertical runs of a page image
-  (a scanned ruled table's lines), in pixels, numpy only.
+  (a scanned ruled table's lines), in pixels, numpy only; long against the page's size and
+  against its strokes' thickness (``stroke_width``), so the letters of one line of text scaled
+  up to the page size are no rules.
 - ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns) and
   ``find_image_rule_regions(gray, grids) -> list[RuleRegion]`` (regions between long thin
   horizontal rules, light grey ones too, with no vertical rule): cheap (~10 ms CPU per 1540 px
@@ -61,6 +63,15 @@ MIN_GRID_CONF = 60.0
 MIN_RULE_SHARE = 0.03
 #: Gray level below which a pixel is ink (rules are printed black; scans' paper is > 200).
 INK = 140
+#: ... and a rule is at least this many times as long as the page's strokes are thick
+#: (``stroke_width``): one line of text brought up to 1540 px (a 320x40 px image is scaled 4.8x)
+#: has letters whose strokes are far longer than ``MIN_RULE_SHARE`` of its short edge, and a
+#: "4", an "E" or an "H" made ruled grids whose cells read as a table, in place of the text.
+#: Measured (generated one-line images 320x40 and 640x80 at 1540 px, DejaVu Sans, 6 lines): the
+#: longest letter stroke is at most 7.9 stroke widths (regular; bold 5.6); the shortest rule of
+#: the test scans' ruled tables 58 (at 1540 px and 300 dpi), and on an A4 page at 1540 px
+#: ``MIN_RULE_SHARE`` alone asks for 10.7 (32 px at its 3 px strokes): pages are not affected.
+MIN_RULE_STROKES = 10
 
 
 def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
@@ -80,8 +91,27 @@ def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
             for s, e in zip(starts, ends, strict=True)]
 
 
+def _run_lengths(mask: np.ndarray) -> np.ndarray:
+    """Lengths of the True runs along axis 1 of a 2-D mask."""
+    pad = np.zeros((mask.shape[0], 1), dtype=np.int8)
+    d = np.diff(np.concatenate([pad, mask.astype(np.int8), pad], axis=1), axis=1)
+    return np.flatnonzero(d == -1) - np.flatnonzero(d == 1)
+
+
+def stroke_width(ink: np.ndarray, below: int) -> float:
+    """The typical thickness of the ink strokes of a page image's mask ``ink``: the median
+    length of its ink runs shorter than ``below`` px (rules and filled areas left out) along
+    about 256 sampled rows and as many columns; 0 when there is no ink."""
+    step = max(1, min(ink.shape) // 256)
+    runs = np.concatenate([_run_lengths(ink[::step]), _run_lengths(ink[:, ::step].T)])
+    runs = runs[runs < below]
+    return float(np.median(runs)) if runs.size else 0.0
+
+
 def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
-    """Horizontal and vertical rules of a grayscale page image (PIL "L" or a 2-D array)."""
+    """Horizontal and vertical rules of a grayscale page image (PIL "L" or a 2-D array): dark
+    runs at least ``MIN_RULE_SHARE`` of the shorter edge and ``MIN_RULE_STROKES`` stroke widths
+    long."""
     a = np.asarray(gray)
     if a.ndim != 2 or a.size == 0:
         return [], []
@@ -92,6 +122,7 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
     vmask = ink.copy()
     vmask[1:-1, :] |= ink[:-2, :] & ink[2:, :]
     min_len = max(20, int(MIN_RULE_SHARE * min(a.shape)))
+    min_len = max(min_len, int(MIN_RULE_STROKES * stroke_width(ink, min_len)))
     h = [Seg(s, r, e, r) for r, s, e in _runs(hmask, min_len)]
     v = [Seg(r, s, r, e) for r, s, e in _runs(vmask.T, min_len)]
     return h, v

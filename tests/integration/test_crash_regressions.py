@@ -232,3 +232,39 @@ def test_xlsx_of_a_table_whose_first_column_spans_into_the_body() -> None:
     assert [str(r) for r in ws.merged_cells.ranges] == ["A1:A2"]
     assert [[c.value for c in row] for row in ws.iter_rows()] == [["Item", "Qty"], [None, 2], ["Paper", 3]]
     assert ws.freeze_panes == "A2"
+
+
+# ------------------------------------------------------------------ one line of text
+
+def _one_line(path: Path, text: str, size: tuple[int, int], *, bold: bool = False) -> Path:
+    """An image of exactly one line of ``text`` (cap height about half the image's height)."""
+    w, h = size
+    img = Image.new("RGB", size, "white")
+    font = ImageFont.truetype(str(layoutgen.DEJAVU_BOLD if bold else docgen.DEJAVU), int(h * 0.55))
+    ImageDraw.Draw(img).text((int(h * 0.2), int(h * 0.225) - 2), text, font=font, fill="black")
+    img.save(path)
+    return path
+
+
+@pytest.mark.parametrize(("text", "size", "bold"), [
+    ("TOTAL 4444 EUR", (320, 40), False),
+    ("Total: 1,234.56", (320, 40), False),
+    ("TOTAL 4444 EUR", (640, 80), True),
+    ("Order #4711 HEH", (640, 80), True),
+])
+def test_one_line_images_yield_their_text(engine: TesseractEngine, tmp_path: Path, text: str,
+                                          size: tuple[int, int], bold: bool) -> None:
+    # Scaled up to 1540 px, the letters' strokes are longer than the shortest rule a page
+    # image may have: a "4" or an "E" made a ruled grid, which replaced the line's text.
+    res = _read(engine, _one_line(tmp_path / "line.png", text, size, bold=bold))
+    assert res.text == text
+    assert not res.meta.get("markdown")
+
+
+def test_route_explain_on_one_line_image(tmp_path: Path) -> None:
+    cfg = write_rules(tmp_path)
+    png = _one_line(tmp_path / "line.png", "TOTAL 4444 EUR", (320, 40))
+    r = run_cli("route", "--explain", "--config", str(cfg), str(png))
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "has_table=no" in r.stdout, r.stdout

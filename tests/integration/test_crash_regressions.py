@@ -268,3 +268,54 @@ def test_route_explain_on_one_line_image(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
     assert "has_table=no" in r.stdout, r.stdout
+
+
+# ------------------------------------------------------------------ a cycle in a PDF's page tree
+
+def _pdf_bytes(objects: list[str]) -> bytes:
+    """A PDF of the given objects (numbered from 1; object 1 the catalog) with a correct xref."""
+    out = b"%PDF-1.7\n"
+    offsets = []
+    for i, obj in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{i} 0 obj\n{obj}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out
+
+
+def make_page_tree_cycle_pdf(path: Path) -> Path:
+    """A PDF whose root page-tree node lists a node that lists the root again (MuPDF: "cycle in
+    page tree" when it loads any page). /Count says 3, so the file opens with 3 pages."""
+    content = "BT /F1 24 Tf 72 700 Td (Quarterly report) Tj ET"
+    path.write_bytes(_pdf_bytes([
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [5 0 R 3 0 R] /Count 3 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
+        f"<< /Length {len(content)} >>\nstream\n{content}\nendstream",
+        "<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 2 >>",
+    ]))
+    return path
+
+
+def load_page(path: str, index: int) -> None:
+    """Run in a render worker: load a page with PyMuPDF, letting its exception out as it is."""
+    with pymupdf.open(path) as doc:
+        doc.load_page(index)
+
+
+def test_render_worker_sends_back_an_exception_that_cannot_be_pickled(tmp_path: Path) -> None:
+    pdf = make_page_tree_cycle_pdf(tmp_path / "cycle.pdf")
+    pool = RenderPool(1, memory_mb=1024)
+    try:
+        task = pool.submit(load_page, str(pdf), 0)
+        err = task.exception(timeout=120)
+    finally:
+        pool.close()
+    assert err is not None
+    # MuPDF's own exception holds a SWIG pointer: it came back as "cannot pickle 'SwigPyObject'"
+    assert "cycle in page tree" in str(err), repr(err)
+    assert "FzErrorFormat" in str(err)
+    pickle.loads(pickle.dumps(err))

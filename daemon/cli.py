@@ -33,7 +33,7 @@ from daemon.config import (
     filesystem_problems,
     load_config,
 )
-from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
+from daemon.errors import ConfigError, ExitCode, FatalError, TransientError, exit_code_for
 from daemon.fsio import is_within
 from daemon.models import Progress, format_duration
 
@@ -317,6 +317,11 @@ def cmd_route(args: argparse.Namespace) -> int:
         reqs = [PageRequest("explain", i, g.image, priority=i) for i, g in enumerate(got) if not isinstance(g, PageText)]
         ocr = iter(engine.recognize(reqs))
         texts = [g if isinstance(g, PageText) else next(ocr) for g in got]
+    except TransientError as e:
+        # the daemon would try the file again later; a one-off explanation says why it cannot
+        # (a bad file's InputError is main()'s one-line message too), not with a traceback
+        print(f"ocr-daemon: {path}: cannot read it now: {e}", file=sys.stderr)
+        return int(exit_code_for(e))
     finally:
         engine.close()
     pages, markdown = textlayer.unify(texts, engine.output_is_markdown)

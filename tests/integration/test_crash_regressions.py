@@ -319,3 +319,26 @@ def test_render_worker_sends_back_an_exception_that_cannot_be_pickled(tmp_path: 
     assert "cycle in page tree" in str(err), repr(err)
     assert "FzErrorFormat" in str(err)
     pickle.loads(pickle.dumps(err))
+
+
+def test_pdf_with_page_tree_cycle_fails_at_once_as_corrupt(tmp_path: Path) -> None:
+    cfg = write_rules(tmp_path, routes=[{"name": "all", "destination": "out",
+                                         "formats": ["txt", "md", "json", "csv", "xlsx", "tex", "pdf"]}])
+    pdf = make_page_tree_cycle_pdf(tmp_path / "inbox" / "cycle.pdf")
+    r = run_cli("once", "--jsonl", str(pdf), "--config", str(cfg))
+    assert r.returncode == 1, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["state"] == "failed", rec
+    assert rec["error"].startswith("corrupt PDF: "), rec
+    assert "cycle in page tree" in rec["error"]
+    note = next((tmp_path / "failed").glob("cycle*.txt")).read_text()
+    assert "Attempts: 1\n" in note, note  # an InputError: no second try
+
+
+def test_route_explain_on_pdf_with_page_tree_cycle(tmp_path: Path) -> None:
+    cfg = write_rules(tmp_path)
+    pdf = make_page_tree_cycle_pdf(tmp_path / "cycle.pdf")
+    r = run_cli("route", "--explain", "--config", str(cfg), str(pdf))
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr, r.stderr
+    assert "corrupt PDF: " in r.stderr

@@ -33,7 +33,7 @@ from daemon.config import (
     filesystem_problems,
     load_config,
 )
-from daemon.errors import ConfigError, ExitCode, FatalError, exit_code_for
+from daemon.errors import ConfigError, ExitCode, FatalError, TransientError, exit_code_for
 from daemon.fsio import is_within
 from daemon.models import Progress, format_duration
 
@@ -330,6 +330,11 @@ def cmd_route(args: argparse.Namespace) -> int:
             else PageResult.from_engine(g, next(answers), engine.output_is_markdown)
             for g in got
         ]
+    except TransientError as e:
+        # the daemon would try the file again later; a one-off explanation says why it cannot
+        # (a bad file's InputError is main()'s one-line message too), not with a traceback
+        print(f"ocr-daemon: {path}: cannot read it now: {e}", file=sys.stderr)
+        return int(exit_code_for(e))
     finally:
         engine.close()
     pages, markdown = page_texts(results, engine.output_is_markdown)

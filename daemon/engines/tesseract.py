@@ -574,7 +574,9 @@ class TesseractEngine(Engine):
 def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
     """The words of the page ``api`` has just recognised, with their boxes, grouped by line in
     Tesseract's reading order (blocks numbered from 0). Empty words (Tesseract reports some for
-    image regions) are left out; a line without any word is dropped."""
+    image regions, and one without any box for an image with no text: a crop of nothing but
+    fill-in lines) are left out; a line without any word is dropped. Never raises for what
+    Tesseract found on the image (the scanned-table reader's crops come through here too)."""
     from tesserocr import RIL, iterate_level
 
     lines: list[TextLine] = []
@@ -590,7 +592,10 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
             if lbox is None:
                 continue
             lines.append(TextLine(box=tuple(lbox), block=block))
-        text = (w.GetUTF8Text(RIL.WORD) or "").strip()
+        try:
+            text = (w.GetUTF8Text(RIL.WORD) or "").strip()
+        except RuntimeError:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
+            continue
         wbox = w.BoundingBox(RIL.WORD)
         if text and wbox is not None:
             lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))

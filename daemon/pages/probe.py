@@ -11,6 +11,9 @@ Public API (used by the stability checker and the pipeline; names and signatures
   ``opts.max_image_pixels`` -- checked from the header, before any pixel is decoded).
 - ``sniff(head)``, ``classify(path)``, ``open_pdf``, ``open_image``, ``check_pixels``: the
   helpers ``daemon.pages.render`` opens files with, so both stages refuse the same inputs.
+- ``corrupt_pdf_errors(where)``: a context in which MuPDF's exceptions about a broken file
+  become ``InputError("corrupt PDF: ...")`` (both stages use it around MuPDF calls that read
+  the file's structure).
 
 Formats: pdf, png, jpg/jpeg, tif/tiff (multi-page), webp, bmp, recognised by their content
 (magic bytes). A file whose extension names a PDF must contain a PDF ("not a PDF: the file is a
@@ -26,10 +29,13 @@ limit itself before decoding, and raises Pillow's ``Image.MAX_IMAGE_PIXELS`` to 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import struct
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -38,7 +44,8 @@ from PIL import Image, ImageFile, UnidentifiedImageError
 from daemon.errors import InputError
 from daemon.models import RenderOptions
 
-__all__ = ["probe", "page_count", "sniff", "classify", "open_pdf", "open_image", "check_pixels", "image_frames", "short", "KIND_WORDS"]
+__all__ = ["probe", "page_count", "sniff", "classify", "open_pdf", "open_image", "check_pixels", "image_frames", "short",
+           "corrupt_pdf_errors", "KIND_WORDS"]
 
 log = logging.getLogger(__name__)
 
@@ -240,8 +247,35 @@ def _probe_tiff_extents(path: Path, size: int) -> str | None:
 
 
 def short(e: BaseException) -> str:
+    """The first line of an exception's message (its type when it has none), at most 120
+    characters, without MuPDF's error-code prefix ("code=7: cycle in page tree")."""
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return text[:120]
+    return re.sub(r"^code=\d+:\s*", "", text)[:120] or type(e).__name__
+
+
+def _file_is_broken(e: BaseException) -> bool:
+    """An exception of MuPDF's that says the PDF itself is broken: a format or syntax error (a
+    cycle in the page tree, a bad object), an unsupported or over-limit feature. Not its system
+    errors (out of memory under the worker's cap, I/O), try-later or abort, and nothing that is
+    not MuPDF's."""
+    mupdf = pymupdf.mupdf
+    if isinstance(e, (mupdf.FzErrorSystem, mupdf.FzErrorTrylater, mupdf.FzErrorAbort)):
+        return False
+    return isinstance(e, (mupdf.FzErrorBase, pymupdf.FileDataError))
+
+
+@contextlib.contextmanager
+def corrupt_pdf_errors(where: str = "") -> Iterator[None]:
+    """Turn MuPDF's exceptions about a broken file (``_file_is_broken``) raised inside into
+    ``InputError("corrupt PDF: <MuPDF's message>[ (where)]")``: permanent, and one that pickles
+    (MuPDF's own carry a SWIG pointer, so they could not come back from a render worker). Any
+    other exception passes unchanged."""
+    try:
+        yield
+    except Exception as e:
+        if isinstance(e, InputError) or not _file_is_broken(e):
+            raise
+        raise InputError(f"corrupt PDF: {short(e)}" + (f" ({where})" if where else "")) from e
 
 
 def probe(path: Path) -> str | None:
@@ -316,7 +350,8 @@ def page_count(path: Path, opts: RenderOptions) -> int:
     if kind == "pdf":
         doc = open_pdf(path)
         try:
-            n = doc.page_count
+            with corrupt_pdf_errors():
+                n = doc.page_count
         finally:
             doc.close()
         if n < 1:

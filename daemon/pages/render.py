@@ -57,6 +57,7 @@ from daemon.pages.probe import (
     KIND_WORDS,
     check_pixels,
     classify,
+    corrupt_pdf_errors,
     image_frames,
     open_image,
     open_pdf,
@@ -188,8 +189,10 @@ def _render_pdf_page(path: Path, index: int, opts: RenderOptions) -> tuple[Image
     try:
         if not 0 <= index < doc.page_count:
             raise IndexError(f"page {index} out of range (document has {doc.page_count})")
-        page = doc.load_page(index)
-        rect = page.rect  # already accounts for /Rotate
+        # a page tree with a cycle opens, with the page count its root claims, and fails here
+        with corrupt_pdf_errors(f"page {index + 1}"):
+            page = doc.load_page(index)
+            rect = page.rect  # already accounts for /Rotate
         if rect.width <= 0 or rect.height <= 0:
             raise InputError(f"page {index + 1} has no area")
         if opts.dpi:
@@ -205,7 +208,9 @@ def _render_pdf_page(path: Path, index: int, opts: RenderOptions) -> tuple[Image
             raise InputError(f"page too large to render: page {index + 1} would be {pw}x{ph} px")
         # MuPDF decodes embedded images whole (Flate) before scaling: refuse bombs from the
         # image dictionaries (a cheap read of the page's resources).
-        for info in page.get_images(full=True):
+        with corrupt_pdf_errors(f"page {index + 1}"):
+            images = page.get_images(full=True)
+        for info in images:
             iw, ih = int(info[2]), int(info[3])
             if iw * ih > opts.max_image_pixels:
                 raise InputError(

@@ -25,6 +25,10 @@ Contract:
   started go back into the queue, and the pool is rebuilt on the next dispatch. ``cancel()``
   works while a task waits (a task sent back to the queue after it began is dropped, with
   ``CancelledError``, when its turn comes).
+- Every task runs through ``run_task``: an exception it raises comes back as itself when it
+  pickles, else as a ``RenderWorkerError`` with its type's name and message (PyMuPDF's carry a
+  SWIG pointer and cannot be pickled: the task failed with "TypeError: cannot pickle
+  'SwigPyObject'" in place of MuPDF's reason). Its result is sent back as it is.
 - Workers are forkserver children (the multi-threaded daemon is never forked) with an
   address-space limit (``memory_mb``), so a decompression bomb kills a worker, not the daemon.
 - Workers die with the daemon, even after ``kill -9`` (nothing else reaps them outside systemd;
@@ -44,6 +48,7 @@ import heapq
 import itertools
 import multiprocessing
 import os
+import pickle
 import threading
 import time
 from collections.abc import Callable
@@ -115,6 +120,33 @@ def _limit_worker(memory_bytes: int, nice: int = 0, daemon_pid: int = 0) -> None
     # Be the first the kernel's OOM killer picks, not the daemon.
     with contextlib.suppress(Exception), open("/proc/self/oom_score_adj", "w") as f:
         f.write("500")
+
+
+class RenderWorkerError(Exception):
+    """An exception raised by a task in a render worker that could not be sent back as itself:
+    ``"<its type's name>: <its message>"``."""
+
+
+def sendable(e: BaseException) -> BaseException:
+    """``e`` when it survives the trip back from a worker (pickled there, unpickled here), else a
+    ``RenderWorkerError`` keeping its type's name and message."""
+    try:
+        pickle.loads(pickle.dumps(e))
+    except Exception:
+        return RenderWorkerError(f"{type(e).__name__}: {e}")
+    return e
+
+
+def run_task(fn: Callable[..., Any], *args: Any) -> Any:
+    """In a worker: ``fn(*args)``, with an exception that cannot be pickled replaced by one that
+    can (``sendable``): concurrent.futures would send back its own pickling error instead."""
+    try:
+        return fn(*args)
+    except BaseException as e:
+        out = sendable(e)
+        if out is e:
+            raise
+        raise out from None
 
 
 def warm_render() -> None:
@@ -217,7 +249,7 @@ class RenderPool:
                     task.handed = time.monotonic()
                     task.started = task.handed if len(handed) <= self.workers else None
                 try:
-                    inner = pool.submit(fn, *args)
+                    inner = pool.submit(run_task, fn, *args)
                     break
                 except (BrokenProcessPool, RuntimeError) as e:  # broken, or shut down under us
                     with self._lock:

@@ -4,7 +4,9 @@ horizontal rules only, read with Tesseract into inline Markdown with HTML tables
 Contract:
 
 - ``image_segments(gray) -> (h, v)``: the long dark horizontal/vertical runs of a page image
-  (a scanned ruled table's lines), in pixels, numpy only.
+  (a scanned ruled table's lines), in pixels, numpy only; long against the page's size and
+  against its strokes' thickness (``stroke_width``), so the letters of one line of text scaled
+  up to the page size are no rules.
 - ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns) and
   ``find_image_rule_regions(gray, grids) -> list[RuleRegion]`` (regions between long thin
   horizontal rules, light grey ones too, with no vertical rule): cheap (~10 ms CPU per 1540 px
@@ -42,6 +44,7 @@ from daemon.pages.tables import (
     Seg,
     Word,
     find_grids,
+    merge_collinear,
     rule_regions,
     text_grid,
     unruled_grids,
@@ -60,6 +63,15 @@ MIN_GRID_CONF = 60.0
 MIN_RULE_SHARE = 0.03
 #: Gray level below which a pixel is ink (rules are printed black; scans' paper is > 200).
 INK = 140
+#: ... and a rule is at least this many times as long as the page's strokes are thick
+#: (``stroke_width``): one line of text brought up to 1540 px (a 320x40 px image is scaled 4.8x)
+#: has letters whose strokes are far longer than ``MIN_RULE_SHARE`` of its short edge, and a
+#: "4", an "E" or an "H" made ruled grids whose cells read as a table, in place of the text.
+#: Measured (generated one-line images 320x40 and 640x80 at 1540 px, DejaVu Sans, 6 lines): the
+#: longest letter stroke is at most 7.9 stroke widths (regular; bold 5.6); the shortest rule of
+#: the test scans' ruled tables 58 (at 1540 px and 300 dpi), and on an A4 page at 1540 px
+#: ``MIN_RULE_SHARE`` alone asks for 10.7 (32 px at its 3 px strokes): pages are not affected.
+MIN_RULE_STROKES = 10
 
 
 def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
@@ -79,8 +91,27 @@ def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
             for s, e in zip(starts, ends, strict=True)]
 
 
+def _run_lengths(mask: np.ndarray) -> np.ndarray:
+    """Lengths of the True runs along axis 1 of a 2-D mask."""
+    pad = np.zeros((mask.shape[0], 1), dtype=np.int8)
+    d = np.diff(np.concatenate([pad, mask.astype(np.int8), pad], axis=1), axis=1)
+    return np.flatnonzero(d == -1) - np.flatnonzero(d == 1)
+
+
+def stroke_width(ink: np.ndarray, below: int) -> float:
+    """The typical thickness of the ink strokes of a page image's mask ``ink``: the median
+    length of its ink runs shorter than ``below`` px (rules and filled areas left out) along
+    about 256 sampled rows and as many columns; 0 when there is no ink."""
+    step = max(1, min(ink.shape) // 256)
+    runs = np.concatenate([_run_lengths(ink[::step]), _run_lengths(ink[:, ::step].T)])
+    runs = runs[runs < below]
+    return float(np.median(runs)) if runs.size else 0.0
+
+
 def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
-    """Horizontal and vertical rules of a grayscale page image (PIL "L" or a 2-D array)."""
+    """Horizontal and vertical rules of a grayscale page image (PIL "L" or a 2-D array): dark
+    runs at least ``MIN_RULE_SHARE`` of the shorter edge and ``MIN_RULE_STROKES`` stroke widths
+    long."""
     a = np.asarray(gray)
     if a.ndim != 2 or a.size == 0:
         return [], []
@@ -91,6 +122,7 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
     vmask = ink.copy()
     vmask[1:-1, :] |= ink[:-2, :] & ink[2:, :]
     min_len = max(20, int(MIN_RULE_SHARE * min(a.shape)))
+    min_len = max(min_len, int(MIN_RULE_STROKES * stroke_width(ink, min_len)))
     h = [Seg(s, r, e, r) for r, s, e in _runs(hmask, min_len)]
     v = [Seg(r, s, r, e) for r, s, e in _runs(vmask.T, min_len)]
     return h, v
@@ -142,11 +174,14 @@ def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
             rules.append([r, r, s0, e0])
     thin = [Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2) for y0, y1, x0, x1 in rules if y1 - y0 < MAX_RULE_THICKNESS]
     _, v = image_segments(gray)
+    # The rules as ``rule_regions`` joins them: one drawn in pieces a few px apart (each cell's
+    # own border, a scanned line with a break) spans the region only once joined.
+    joined = merge_collinear([(s.y0, s.x0, s.x1) for s in thin], tol=4.0)
     out = []
     for box in rule_regions(thin, v, tol=4.0, min_width=wid / 4, max_two_rule_height=0.4 * hgt):
         if any(_overlaps(box, g.bbox) for g in grids):
             continue
-        ys = sorted(s.y0 for s in thin if box[1] - 1 <= s.y0 <= box[3] + 1 and s.x0 <= box[0] + 12 and s.x1 >= box[2] - 12)
+        ys = sorted(y for y, x0, x1 in joined if box[1] - 1 <= y <= box[3] + 1 and x0 <= box[0] + 12 and x1 >= box[2] - 12)
         out.append(RuleRegion(box, ys))
     return out
 
@@ -157,8 +192,12 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
 
 def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]:
     """Words of a crop of the page image with their boxes in page pixels (font size taken as
-    1.2x the word box's height)."""
-    from tesserocr import PSM, RIL, iterate_level
+    1.2x the word box's height). The words come from the engine's ``word_layout``, the one
+    place that walks tesserocr's word iterator (it leaves out the empty words tesserocr raises
+    on: a crop of nothing but fill-in lines has one)."""
+    from tesserocr import PSM
+
+    from daemon.engines.tesseract import word_layout
 
     x0, y0, x1, y1 = box
     if x1 - x0 < 8 or y1 - y0 < 8:
@@ -166,16 +205,9 @@ def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]
     api.SetPageSegMode(PSM.AUTO)
     api.SetImage(img.crop(box))
     api.Recognize()
-    words: list[Word] = []
-    it = api.GetIterator()
-    if it is not None:
-        for w in iterate_level(it, RIL.WORD):
-            text = w.GetUTF8Text(RIL.WORD)
-            wb = w.BoundingBox(RIL.WORD)
-            if text and text.strip() and wb:
-                bx0, by0, bx1, by1 = wb
-                words.append((bx0 + x0, by0 + y0, bx1 + x0, by1 + y0, text.strip(), 1.2 * (by1 - by0)))
-    return words
+    layout = word_layout(api, (x1 - x0, y1 - y0))
+    return [(b[0] + x0, b[1] + y0, b[2] + x0, b[3] + y0, wd.text, 1.2 * (b[3] - b[1]))
+            for ln in layout.lines for wd in ln.words for b in [wd.box]]
 
 
 def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
@@ -184,8 +216,8 @@ def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
     line above the first rule as header row when its words sit inside the columns found."""
     x0, y0, x1, y1 = (int(v) for v in region.bbox)
     g = text_grid(_ocr_words(api, img, (x0, y0, x1, y1)), region.bbox, region.rules)
-    if g is None:
-        return None
+    if g is None or len(region.rules) < 2:  # (no band height to look above the first rule with)
+        return g
     band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
     head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
     cols = ["" for _ in range(g.n_cols)]

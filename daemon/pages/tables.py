@@ -9,6 +9,9 @@ Contract:
   merged slots form a rectangle. Pure geometry, no I/O, never raises.
 - ``rule_regions(h, v, ...)`` and ``text_grid(words, region, rules)``: tables drawn with
   horizontal rules only, their columns from the words' x-gaps.
+- ``merge_collinear(segs, tol)``: (position, start, end) segments on one line joined where they
+  overlap or leave a gap of at most ``tol`` (a rule drawn in pieces is one rule); what
+  ``find_grids`` and ``rule_regions`` see, for callers that need the same rules.
 - ``unruled_grids(words, taken) -> list[Grid]``: tables without any rule among a page's words
   (any units; a word's font size in its tuple), outside the boxes ``taken``: at least
   ``MIN_UNRULED_ROWS`` consecutive rows of at least ``MIN_UNRULED_COLS`` cells that line up in
@@ -79,7 +82,7 @@ class Grid:
         return len(self.xs) - 1
 
 
-def _merge_collinear(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
+def merge_collinear(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
     """(pos, a, b) with a <= b along the line -> the same with segments on one line (pos within
     ``tol``) joined where they overlap or leave a gap of at most ``tol``."""
     out: list[tuple[float, float, float]] = []
@@ -135,8 +138,8 @@ def find_grids(h: list[Seg], v: list[Seg], tol: float, min_size: float = 0.0) ->
     """Ruled tables drawn by horizontal segments ``h`` and vertical segments ``v`` (see the
     module docstring). ``tol``: how far apart two rules may be and still count as one line or
     as touching; ``min_size``: shortest segment considered."""
-    hs = _merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h if abs(s.x1 - s.x0) >= min_size], tol)
-    vs = _merge_collinear([(s.x0, min(s.y0, s.y1), max(s.y0, s.y1)) for s in v if abs(s.y1 - s.y0) >= min_size], tol)
+    hs = merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h if abs(s.x1 - s.x0) >= min_size], tol)
+    vs = merge_collinear([(s.x0, min(s.y0, s.y1), max(s.y0, s.y1)) for s in v if abs(s.y1 - s.y0) >= min_size], tol)
     if len(hs) < 2 or len(vs) < 2 or len(hs) * len(vs) > 250_000:
         return []
     # Union-find over rules: a horizontal and a vertical rule that touch belong to one table.
@@ -227,7 +230,7 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
     rule-framed box is ``find_grids``' business, and a frame of one column is no table). Two
     rules alone further apart than ``max_two_rule_height`` are a page's header and footer rules
     (the Debian reference's table-of-contents pages came out as a table), not a table."""
-    hs = _merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h
+    hs = merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h
                            if abs(s.x1 - s.x0) >= min_width], tol)
     groups: list[list[tuple[float, float, float]]] = []
     for rule in sorted(hs):

@@ -75,7 +75,12 @@ def write_xlsx(doc: Document) -> bytes:
     for page, n, t in tables:
         ws = wb.create_sheet(sheet_name(page, n))
         widths = [8.0] * t.n_cols
+        merged: set[tuple[int, int]] = set()  # slots (row, col) inside a merged range
         for cell in t.cells:
+            if (cell.row, cell.col) in merged:
+                # openpyxl keeps a read-only MergedCell there; a table keeping its contract
+                # (one cell per slot) never comes here, one that does not loses this cell only
+                continue
             text = _clean(cell.plain)
             number = None if cell.header else parse_number(text, doc.language)
             xc = ws.cell(row=cell.row + 1, column=cell.col + 1)
@@ -90,7 +95,9 @@ def write_xlsx(doc: Document) -> bytes:
                 xc.font = bold
             if "\n" in text:
                 xc.alignment = Alignment(wrap_text=True, vertical="top")
-            if cell.rowspan > 1 or cell.colspan > 1:
+            span = {(r, c) for r in range(cell.row, cell.row + cell.rowspan) for c in range(cell.col, cell.col + cell.colspan)}
+            if len(span) > 1 and not span & merged:  # ranges that overlap cannot both be merged
+                merged |= span
                 ws.merge_cells(
                     start_row=cell.row + 1,
                     start_column=cell.col + 1,
@@ -105,7 +112,10 @@ def write_xlsx(doc: Document) -> bytes:
         for c, wdt in enumerate(widths, start=1):
             ws.column_dimensions[get_column_letter(c)].width = wdt
         if 0 < t.header_rows < t.n_rows:
-            ws.freeze_panes = ws.cell(row=t.header_rows + 1, column=1)
+            # by name: the cell object there is a MergedCell when a header cell of the first
+            # column spans into the body (a scanned grid with no rule under it), which openpyxl's
+            # setter does not take ("'MergedCell' object is not iterable")
+            ws.freeze_panes = f"A{t.header_rows + 1}"
     wb.properties.creator = "ocr-daemon"
     wb.properties.created = _FIXED_TIME
     wb.properties.modified = _FIXED_TIME

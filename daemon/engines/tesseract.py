@@ -80,8 +80,9 @@ from typing import Any
 
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, PageRequest
+from daemon.engines.tesswords import turned_half, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
-from daemon.models import PageLayout, PageText, TextBox, TextLine
+from daemon.models import PageLayout, PageText
 from daemon.pages.orient import detect_orientation, tessdata_dir
 from daemon.stages import Degraded, Stage, optional
 
@@ -496,7 +497,7 @@ class TesseractEngine(Engine):
             if got is not None and conf2 >= conf + FLIP_MARGIN:
                 turned, raw, conf, text = 180, raw2, conf2, tidy_text(raw2)
                 # the words' boxes back on the page as the render stage left it (searchable PDF)
-                layout, gray, words_on_gray = _turned_half(layout2), flipped, layout2
+                layout, gray, words_on_gray = turned_half(layout2), flipped, layout2
         # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
         page_gray, page_words = gray, words_on_gray
         tables = optional(
@@ -569,48 +570,3 @@ class TesseractEngine(Engine):
             apis.pop(key, None)  # a failed API may be in a bad state: rebuild next time
             raise TransientError(f"tesseract failed on {req.doc_tag} page {req.index + 1}: {e}") from e
         return str(raw), conf, layout
-
-
-def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
-    """The words of the page ``api`` has just recognised, with their boxes, grouped by line in
-    Tesseract's reading order (blocks numbered from 0). Empty words (Tesseract reports some for
-    image regions, and one without any box for an image with no text: a crop of nothing but
-    fill-in lines) are left out; a line without any word is dropped. Never raises for what
-    Tesseract found on the image (the scanned-table reader's crops come through here too)."""
-    from tesserocr import RIL, iterate_level
-
-    lines: list[TextLine] = []
-    block = -1
-    it = api.GetIterator()
-    if it is None:
-        return PageLayout(size=size, has_words=True)
-    for w in iterate_level(it, RIL.WORD):
-        if w.IsAtBeginningOf(RIL.BLOCK) or block < 0:
-            block += 1
-        if w.IsAtBeginningOf(RIL.TEXTLINE) or not lines:
-            lbox = w.BoundingBox(RIL.TEXTLINE)
-            if lbox is None:
-                continue
-            lines.append(TextLine(box=tuple(lbox), block=block))
-        try:
-            text = (w.GetUTF8Text(RIL.WORD) or "").strip()
-        except RuntimeError:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
-            continue
-        wbox = w.BoundingBox(RIL.WORD)
-        if text and wbox is not None:
-            lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
-    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)
-
-
-def _turned_half(layout: PageLayout) -> PageLayout:
-    """``layout`` of a page read upside down (the engine's own half turn), with every box put
-    back where it lies on the page as the render stage gave it (x -> w - x, y -> h - y)."""
-    w, h = layout.size
-
-    def flip(b: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
-        return (w - b[2], h - b[3], w - b[0], h - b[1])
-
-    lines = [
-        TextLine(flip(ln.box), [TextBox(wd.text, flip(wd.box)) for wd in ln.words], ln.block) for ln in layout.lines
-    ]
-    return PageLayout(layout.size, lines, layout.has_words)

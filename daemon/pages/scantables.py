@@ -197,7 +197,7 @@ def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]
     on: a crop of nothing but fill-in lines has one)."""
     from tesserocr import PSM
 
-    from daemon.engines.tesseract import word_layout
+    from daemon.engines.tesswords import word_layout
 
     x0, y0, x1, y1 = box
     if x1 - x0 < 8 or y1 - y0 < 8:

@@ -39,7 +39,8 @@ from PIL import Image, ImageFilter  # noqa: E402
 
 from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
-from daemon.engines.tesseract import TesseractEngine, word_layout  # noqa: E402
+from daemon.engines.tesseract import TesseractEngine  # noqa: E402
+from daemon.engines.tesswords import word_layout  # noqa: E402
 from daemon.models import RenderOptions  # noqa: E402
 from daemon.pagerecord import PageResult  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402

@@ -35,10 +35,11 @@ from daemon.document.model import Document, Table
 from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import PageText, RenderOptions
-from daemon.pages.render import render_page
+from daemon.models import RenderOptions
+from daemon.pagerecord import PageResult
 from daemon.pages.renderpool import RenderPool
-from daemon.pages.textlayer import unify
+from daemon.pages.textlayer import read_or_render
+from daemon.service.outputs import page_texts
 from daemon.writers.tables import write_xlsx
 
 #: The Tesseract engine's render settings (engine.tesseract.render_dpi's default).
@@ -53,13 +54,16 @@ def engine() -> Iterator[TesseractEngine]:
     eng.close()
 
 
-def _read(engine: TesseractEngine, path: Path, opts: RenderOptions = TESS_RENDER) -> PageText:
-    page = render_page(path, 0, opts)
-    return engine.submit(PageRequest(path.stem, 0, page.image)).result(timeout=300)
+def _read(engine: TesseractEngine, path: Path, opts: RenderOptions = TESS_RENDER) -> PageResult:
+    """The image's one page rendered, recognised, and finished as the pipeline records it."""
+    page = read_or_render(path, 0, opts)
+    assert page.image is not None
+    answer = engine.submit(PageRequest(path.stem, 0, page.image)).result(timeout=300)
+    return PageResult.from_engine(page, answer, engine_markdown=False)
 
 
-def _document(res: PageText) -> Document:
-    pages, markdown = unify([res], engine_markdown=False)
+def _document(res: PageResult) -> Document:
+    pages, markdown = page_texts([res], engine_markdown=False)
     return parse_document(pages, markdown=markdown)
 
 

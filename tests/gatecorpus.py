@@ -24,7 +24,8 @@ photo-like noise patch beside text, light grey print, tiny print (7 pt), pages t
 a 150 dpi layout (A4 = 1240 x 1754 px) scaled to the document's dpi.
 
 Built on tests/docgen.py (``SAMPLES``, ``SAMPLE_WORDS``, ``text_image``, ``font_for``,
-``make_pdf``, ``make_multipage_tiff``); 66 documents in about 10 s on one core.
+``make_pdf``; multi-page TIFFs are saved as ``make_multipage_tiff`` saves them, with the
+page's dpi); 66 documents, 51 MB, in about 8 s of CPU.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ stages (tests/unit/test_stage_properties.py, tests/integration/test_stage_proper
 - ``PROPS``: the settings every such test uses: derandomized and without an example database,
   so CI runs the same examples on every run and machine and a failure reproduces (a test
   lowers ``max_examples`` with ``@settings(PROPS, max_examples=n)`` where each example is dear).
-- ``page_images(edge)``: grayscale page images (``docgen.random_page``: white, black, noise,
-  rules, short rules, grids with spans, ruled tables, blobs, words) of any size from 1 px.
+- ``random_page(kind, width, height, seed)`` and ``page_images(edge, kinds)``: grayscale page
+  images (white, black, noise, rules, short rules, grids with spans, ruled tables, blobs,
+  words) of any size from 1 px.
 - ``layouts(has_words)``: ``PageLayout``s of words as an engine reports them, and worse:
   empty words, zero-size, inverted and huge boxes, words lined up in a grid (so that the table
   geometry goes deep) among others.
@@ -16,14 +17,105 @@ stages (tests/unit/test_stage_properties.py, tests/integration/test_stage_proper
 from __future__ import annotations
 
 import docgen
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from daemon.models import PageLayout, TextBox, TextLine
 
-#: Derandomized, no example database: the same examples on every run and machine.
+#: Kinds of ``random_page``.
+RANDOM_PAGE_KINDS = ("white", "black", "noise", "rules", "short_rules", "grid", "table", "blobs", "text")
+
+
+def random_page(kind: str, width: int, height: int, seed: int) -> Image.Image:
+    """A grayscale ("L") page image for property tests, the same for the same arguments:
+    ``white``/``black`` (all one colour), ``noise`` (random pixels), ``rules`` (random
+    horizontal and vertical rules: thin, thick, grey, partly off the page), ``short_rules``
+    (lines of words with short rules under some: underlines, a rule above a total, a signature
+    line), ``grid`` (rules on a grid, some stopping short or missing: spanning cells, a few
+    numbers), ``table`` (a ruled table of words; its first header cell spans two columns, the
+    first column's cell of rows 1-2 two rows), ``blobs``
+    (ink ellipses) or ``text`` (words of random sizes at random places). ``img.info["made_by"]``
+    is the call that makes the image again (for a property test's failure report)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    w, h = width, height
+    if kind == "noise":
+        img = Image.fromarray(rng.integers(0, 256, (h, w), dtype=np.uint8), "L")
+    else:
+        img = Image.new("L", (w, h), 0 if kind == "black" else 255)
+    img.info["made_by"] = f"propgen.random_page({kind!r}, {width}, {height}, {seed})"
+    if kind in ("noise", "white", "black"):
+        return img
+    d = ImageDraw.Draw(img)
+
+    def word() -> str:
+        return str(rng.choice(["Total", "Item", "12.50", "Paper", "Datum", "合计", "x", "—", "Invoice", "7"]))
+
+    def font() -> ImageFont.FreeTypeFont:
+        return ImageFont.truetype(str(docgen.NOTO_CJK), int(rng.integers(8, 48)), index=2)
+
+    def at() -> tuple[int, int]:
+        return int(rng.integers(0, max(1, w))), int(rng.integers(0, max(1, h)))
+
+    if kind == "rules":
+        for _ in range(int(rng.integers(1, 30))):
+            x0, x1 = sorted(rng.integers(-10, w + 10, 2).tolist())
+            y0, y1 = sorted(rng.integers(-10, h + 10, 2).tolist())
+            shape = [(x0, y0), (x1, y0)] if rng.integers(0, 2) else [(x0, y0), (x0, y1)]
+            d.line(shape, fill=int(rng.choice([0, 90, 200, 220])), width=int(rng.integers(1, 6)))
+    elif kind == "short_rules":
+        y = int(rng.integers(0, 40))
+        while y < h:
+            f = font()
+            x = int(rng.integers(0, max(1, w // 3)))
+            line = " ".join(word() for _ in range(int(rng.integers(1, 6))))
+            d.text((x, y), line, font=f, fill=0)
+            if rng.random() < 0.6:
+                ry = y + int(f.size * 1.3) if rng.random() < 0.5 else y - 4
+                d.line([(x, ry), (x + int(rng.integers(20, max(21, w // 2))), ry)], fill=0, width=int(rng.integers(1, 4)))
+            y += int(f.size * rng.uniform(1.5, 4))
+    elif kind in ("grid", "table"):
+        n_c, n_r = int(rng.integers(2, 7)), int(rng.integers(2, 10))
+        if kind == "table":  # even columns and rows, as printed
+            row_h = max(1, min(int(rng.integers(30, 90)), (h - 20) // n_r))
+            xs = np.linspace(10, max(11, w - 10), n_c + 1).astype(int).tolist()
+            ys = (10 + row_h * np.arange(n_r + 1)).tolist()
+        else:
+            xs = np.sort(rng.choice(np.arange(max(n_c + 1, w)), n_c + 1, replace=False)).tolist()
+            ys = np.sort(rng.choice(np.arange(max(n_r + 1, h)), n_r + 1, replace=False)).tolist()
+        for i, y in enumerate(ys):  # a rule may stop short (a spanning cell) or be missing
+            if kind == "table" or rng.random() < 0.85:
+                start = xs[1] if kind == "table" and i == 2 else xs[0]  # first-column cell spans rows 1-2
+                d.line([(start, y), (xs[-1] if kind == "table" else int(rng.choice(xs[1:])), y)], fill=0, width=2)
+        for i, x in enumerate(xs):
+            if kind == "table" or rng.random() < 0.85:
+                top = ys[1] if kind == "table" and i == 1 else ys[0]  # the header's first cell spans two columns
+                d.line([(x, top), (x, ys[-1] if kind == "table" else int(rng.choice(ys[1:])))], fill=0, width=2)
+        for r in range(n_r):
+            for c in range(n_c):
+                if kind == "table" or rng.random() < 0.3:
+                    text, cell_w, cell_h = word(), max(1, xs[c + 1] - xs[c]), max(1, ys[r + 1] - ys[r])
+                    size = max(6, min(40, int(cell_h * 0.5), int(cell_w / (0.7 * len(text) + 1))))
+                    f = ImageFont.truetype(str(docgen.NOTO_CJK), size, index=2)
+                    d.text((xs[c] + 4, ys[r] + max(2, (cell_h - size) // 3)), text, font=f, fill=0)
+    elif kind == "blobs":
+        for _ in range(int(rng.integers(1, 15))):
+            x, y = at()
+            r = int(rng.integers(1, max(2, min(w, h) // 3)))
+            d.ellipse([x - r, y - r, x + r, y + r], fill=int(rng.integers(0, 200)))
+    elif kind == "text":
+        for _ in range(int(rng.integers(1, 40))):
+            d.text(at(), word(), font=font(), fill=0)
+    return img
+
+
+#: Derandomized (the examples are a function of the test's source), no example database: the
+#: same examples on every run and machine. No explain phase: on a failure it re-ran the shrunk
+#: example ~100 times (15 s for the writers' test) for a list of lines already in the traceback.
 PROPS = settings(derandomize=True, database=None, deadline=None, max_examples=40, print_blob=True,
+                 phases=[Phase.explicit, Phase.generate, Phase.shrink],
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 EDGE = st.one_of(st.integers(1, 4), st.integers(5, 400), st.integers(401, 1800))
@@ -31,9 +123,9 @@ EDGE = st.one_of(st.integers(1, 4), st.integers(5, 400), st.integers(401, 1800))
 
 @st.composite
 def page_images(draw: st.DrawFn, edge: st.SearchStrategy[int] = EDGE,
-                kinds: tuple[str, ...] = docgen.RANDOM_PAGE_KINDS) -> Image.Image:
-    """A ``docgen.random_page`` of one of ``kinds``, each edge drawn from ``edge``."""
-    return docgen.random_page(draw(st.sampled_from(kinds)), draw(edge), draw(edge), draw(st.integers(0, 2**32 - 1)))
+                kinds: tuple[str, ...] = RANDOM_PAGE_KINDS) -> Image.Image:
+    """A ``random_page`` of one of ``kinds``, each edge drawn from ``edge``."""
+    return random_page(draw(st.sampled_from(kinds)), draw(edge), draw(edge), draw(st.integers(0, 2**32 - 1)))
 
 
 COORD = st.one_of(st.integers(-50, 2000), st.sampled_from([0, -1, 10**6]))

@@ -1,5 +1,5 @@
 """Property-based tests of the optional stages that read pixels with Tesseract or write files:
-random page images (docgen.random_page: noise, rules, short rules, spanning grids, ruled tables,
+random page images (propgen.random_page: noise, rules, short rules, spanning grids, ruled tables,
 blobs, words; 1 px to 1000 px; all black, all white) through the scanned-table reader
 (daemon.pages.scantables.read_scanned_page, with a real tesserocr API, as the Tesseract engine
 calls it), orientation (daemon.pages.orient), layout analysis (daemon.writers.pdflayout.find_lines),
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import event, example, given, note, settings
 from hypothesis import strategies as st
 from PIL import Image
-from propgen import HOSTILE, PAGE_TEXTS, PROPS, layouts, page_images
+from propgen import HOSTILE, PAGE_TEXTS, PROPS, layouts, page_images, random_page
 
 from daemon.document.parse import parse_document
 from daemon.models import PageLayout
@@ -62,10 +62,11 @@ def api() -> Iterator[Any]:
 TABLE_PAGES = page_images(st.integers(120, 1000), ("table", "table", "grid", "short_rules", "rules", "text"))
 
 
-@settings(PROPS, max_examples=25)
+@settings(PROPS, max_examples=40)
 @given(st.one_of(TABLE_PAGES, page_images(SMALL)))
-@example(docgen.random_page("short_rules", 900, 600, 1))  # underlines and a rule above a total
-@example(docgen.random_page("table", 900, 500, 2))  # a ruled table with spanning cells
+@example(random_page("rules", 120, 120, 620))  # found here: RuntimeError "No text returned" (_ocr_words)
+@example(random_page("short_rules", 900, 600, 1))  # underlines and a rule above a total
+@example(random_page("table", 900, 500, 2))  # a ruled table with spanning cells
 @example(Image.new("L", (1, 1), 0))
 @example(Image.new("L", (800, 600), 0))  # all black: one rule per row and column
 def test_scanned_table_reader_never_fails(api: Any, img: Image.Image) -> None:

@@ -18,13 +18,12 @@ import datetime
 import re
 from typing import Any
 
-import docgen
 import numpy as np
 import pytest
 from hypothesis import example, given, note
 from hypothesis import strategies as st
 from PIL import Image
-from propgen import COORD, PAGE_TEXTS, PROPS, layouts, page_images
+from propgen import COORD, PAGE_TEXTS, PROPS, layouts, page_images, random_page
 
 from daemon.config import LANGUAGES, Config, parse_config_text
 from daemon.models import PageLayout
@@ -46,7 +45,7 @@ from daemon.writers.pdflayout import _CJK, place_text, plain_lines
 @example(Image.new("L", (1, 1), 0))
 @example(Image.new("L", (4000, 3), 0))  # a page-wide black band: one huge rule per row
 @example(Image.new("L", (3, 4000), 0))
-@example(docgen.random_page("black", 2000, 2000, 0))  # all ink: every row and column one rule
+@example(random_page("black", 2000, 2000, 0))  # all ink: every row and column one rule
 def test_scan_table_finders_never_fail(img: Image.Image) -> None:
     note(img.info.get("made_by", f"{img.mode} image of {img.size}"))
     h, v = image_segments(img)

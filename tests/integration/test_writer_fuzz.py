@@ -1,15 +1,22 @@
-"""Random engine-like output: every writer survives it, and the .tex still compiles."""
+"""Random engine-like output: every writer survives it, and the .tex still compiles; tables with
+any spans and text with any characters (propgen.PAGE_TEXTS) make readable CSV and XLSX files."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from openpyxl import load_workbook
+from propgen import PAGE_TEXTS, PROPS
 
-from daemon.writers import FORMATS, render_outputs
+from daemon.document.parse import parse_document
+from daemon.writers import FORMATS, WriterOptions, render_outputs
 from tests.integration.test_writers import compile_tex
 
 PIECES = [
@@ -30,6 +37,27 @@ def test_writers_never_fail(pages: list[str], markdown: bool) -> None:
     out = render_outputs(pages, formats=fmts, stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
     assert {"f.txt", "f.md", "f.json", "f.tex", "f.xlsx"} <= set(out)
     assert out == render_outputs(pages, formats=fmts, stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+
+
+@settings(PROPS, max_examples=80)
+@given(st.lists(PAGE_TEXTS, min_size=1, max_size=3), st.booleans(), st.booleans(),
+       st.sampled_from(["de", "en", "zh", "ja", "unknown"]))
+def test_tables_and_any_characters_make_readable_files(pages: list[str], markdown: bool, bom: bool, language: str) -> None:
+    """HTML tables with zero, negative, huge and non-numeric spans, ragged pipe tables, and
+    control characters, XML's non-characters, bidi controls, RTL, CJK and emoji in cells and
+    text: every format is written, one CSV per table of the document model, each CSV parses,
+    the workbook opens with one sheet per table, the JSON keeps the page texts."""
+    fmts = [f for f in FORMATS if f != "pdf"]
+    out = render_outputs(pages, formats=fmts, stem="f", language=language, sidecar={}, markdown=markdown,
+                         options=WriterOptions(csv_bom=bom))
+    n_tables = len(parse_document(pages, markdown=markdown, language=language).tables())
+    csvs = sorted(n for n in out if n.endswith(".csv"))
+    assert len(csvs) == n_tables
+    for n in csvs:
+        list(csv.reader(io.StringIO(out[n].decode("utf-8-sig"), newline="")))
+    sheets = load_workbook(io.BytesIO(out["f.xlsx"]), read_only=True).sheetnames
+    assert len(sheets) == max(1, n_tables)
+    assert json.loads(out["f.json"])["page_texts"] == pages
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])

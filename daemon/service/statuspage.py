@@ -4,7 +4,9 @@ as JSON too; no JavaScript (the pages reload themselves) and no template engine.
 
 Contract:
 - ``page_html(status, upload=...)``, ``upload_form_html(inboxes, max_mb=..., token=...)`` and
-  ``upload_page_html(state)`` return a whole HTML document as a string. Pure apart from
+  ``upload_page_html(state)`` return a whole HTML document as a string. An upload's outputs are
+  links to ``state["downloads"]`` (same order as ``outputs``) when the state has them; its text
+  preview wraps (long lines and names never widen the page). Pure apart from
   ``upload_page_html`` reading the start of a finished upload's text output (``PREVIEW_CHARS``).
 - Every value from a document, a file name, the config or the journal goes through ``_e``
   (``html.escape`` with quotes): the pages show OCR text and names the daemon does not control.
@@ -33,7 +35,9 @@ h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
 table{border-collapse:collapse}td,th{padding:.25em .8em .25em 0;text-align:left;vertical-align:top}
 th{font-weight:600;border-bottom:1px solid #ccc}.num{text-align:right;font-variant-numeric:tabular-nums}
 .ok{color:#176117;font-weight:600}.bad{color:#a11;font-weight:600}.dim{color:#777}
-progress{width:16em;height:1em}.reason{color:#a11}pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:40em}
+progress{width:16em;height:1em}.reason{color:#a11}
+pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:40em;white-space:pre-wrap;overflow-wrap:anywhere}
+#outputs li,h1{overflow-wrap:anywhere}
 """
 
 
@@ -167,7 +171,10 @@ def upload_page_html(state: dict[str, Any]) -> str:
                      f'route <b>{_e(state["route"])}</b> · {_e(state["pages"])} page(s)</p>')
     if s in ("done", "duplicate"):
         outs = state.get("outputs") or []
-        lines.append("<h2>Outputs</h2><ul id=\"outputs\">" + "".join(f"<li>{_e(o)}</li>" for o in outs) + "</ul>")
+        links = state.get("downloads") or []
+        items = [f'<li><a href="{_e(links[i])}" download>{_e(Path(o).name)}</a> <span class="dim">{_e(o)}</span></li>'
+                 if i < len(links) else f"<li>{_e(o)}</li>" for i, o in enumerate(outs)]
+        lines.append("<h2>Outputs</h2><ul id=\"outputs\">" + "".join(items) + "</ul>")
         text = next((o for o in outs if o.endswith(".txt")), None) or next((o for o in outs if o.endswith(".md")), None)
         if text:
             with contextlib.suppress(OSError):

@@ -35,8 +35,6 @@ from python_multipart.multipart import parse_options_header
 
 #: Bytes of all text fields together (token, inbox): the form's are well under 1 KiB.
 MAX_FIELD_BYTES = 64 * 1024
-#: Write buffer of the partial file.
-WRITE_BUFFER = 1 << 20
 
 
 class UploadError(Exception):
@@ -132,7 +130,7 @@ class UploadSink:
         self.target = self.open_file(dict(self.fields), filename)
         self.tmp = self.target.folder / f".{secrets.token_hex(8)}.upload-part"
         fd = os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o640)
-        self._file = os.fdopen(fd, "wb", buffering=WRITE_BUFFER)
+        self._file = os.fdopen(fd, "wb")  # pieces of the parser's size go straight through
         self._part["kind"] = "file"
 
     def _part_data(self, data: bytes, start: int, end: int) -> None:

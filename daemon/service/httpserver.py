@@ -12,6 +12,8 @@ Contract:
   bind error. The socket is made group-accessible (0660). ``close()`` stops the server (idle
   connections are closed, requests in flight get ``GRACE`` seconds), joins the thread and removes
   the socket file. ``close()`` is idempotent and safe against a retry binding concurrently.
+- A request uvicorn cannot parse is answered 400 and logged at debug level (not uvicorn's
+  warning each: a scanner would fill the log).
 - Bounded: at most ``MAX_CONNECTIONS`` connections (one more is closed on accept); a client must
   send a request head within ``HEAD_TIMEOUT`` of connecting or of its previous response
   (uvicorn's keep-alive timer starts only after a response, so a connection that never sends
@@ -109,6 +111,24 @@ class _Protocol(H11Protocol):
             self._head_timer.cancel()
             self._head_timer = None
         super().connection_lost(exc)
+
+
+class _QuietClientErrors(logging.Filter):
+    """uvicorn warns about every request it cannot parse (a port scanner, TLS spoken to plain
+    HTTP): the client's fault, answered 400; a debug line here instead of a warning each."""
+
+    NOISE = frozenset({"Invalid HTTP request received."})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage() in self.NOISE:
+            log.debug("http: %s", record.getMessage())
+            return False
+        return True
+
+
+_uvicorn_log = logging.getLogger("uvicorn.error")
+if not any(isinstance(f, _QuietClientErrors) for f in _uvicorn_log.filters):
+    _uvicorn_log.addFilter(_QuietClientErrors())
 
 
 def _clear_stale_socket(path: Path) -> None:

@@ -9,7 +9,7 @@ HTTP on loopback (uvicorn in the daemon's process):
   limit lands without being held in memory either;
 - ``upload_concurrency`` uploads at once, the next gets 503 with Retry-After;
 - clients that go away mid-upload or before reading a response leave no partial file and no
-  traceback in the log;
+  traceback in the log; bytes that are not HTTP get 400, and no warning;
 - ``check-config`` refuses a listen address on the network without ``allow_remote`` and a token
   (naming the keys) and notes who can reach it with them.
 """
@@ -17,6 +17,7 @@ HTTP on loopback (uvicorn in the daemon's process):
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import re
 import secrets
@@ -98,6 +99,9 @@ class RawUpload:
         return self.status
 
     def close(self) -> None:
+        # shutdown first: close() alone would wait for the reader thread's recv, sending no FIN
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
 
 
@@ -222,17 +226,25 @@ def test_hostile_clients(tmp_path: Path, start_daemon) -> None:  # type: ignore[
         gone.send(piece)
     wait_for(lambda: [n for n in inbox_files(tmp_path) if n.endswith(".upload-part")], 30, "the partial file")
     gone.close()
-    wait_for(lambda: not [n for n in inbox_files(tmp_path) if n.endswith(".upload-part")], 30, "the partial file removed")
+    # at once, not after the 30 s body timeout (http.BODY_TIMEOUT) that would drop it too
+    wait_for(lambda: not [n for n in inbox_files(tmp_path) if n.endswith(".upload-part")], 10, "the partial file removed")
     assert not (tmp_path / "inbox" / "gone.png").exists()
     for path in ("/metrics", "/status", "/"):
         s = socket.create_connection(("127.0.0.1", port))
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode())
         s.close()
+    # not HTTP at all (a TLS hello, a scanner's junk): 400, then closed
+    for junk in (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(64) + b"\r\n\r\n", b"HELLO\r\n\r\n"):
+        s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        s.sendall(junk)
+        answer = s.recv(4096)
+        s.close()
+        assert answer.startswith(b"HTTP/1.1 400 "), answer
     assert call(port, "GET", "/healthz/live", {"Host": "localhost"})[0] == 200
     time.sleep(0.5)
     assert d.stop() == 0
     log = d.log()
-    assert "Traceback" not in log and "ERROR" not in log, log[-5000:]
+    assert "Traceback" not in log and "ERROR" not in log and "WARNING" not in log, log[-5000:]
 
 
 def test_check_config_on_a_remote_listen(tmp_path: Path) -> None:

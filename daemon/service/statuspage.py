@@ -7,7 +7,8 @@ Contract:
   ``upload_page_html(state)`` return a whole HTML document as a string. An upload's outputs are
   links to ``state["downloads"]`` (same order as ``outputs``) when the state has them; its text
   preview wraps (long lines and names never widen the page). Pure apart from
-  ``upload_page_html`` reading the start of a finished upload's text output (``PREVIEW_CHARS``).
+  ``upload_page_html`` reading the start of a finished upload's text output (``PREVIEW_CHARS``;
+  not through a symbolic link).
 - Every value from a document, a file name, the config or the journal goes through ``_e``
   (``html.escape`` with quotes): the pages show OCR text and names the daemon does not control.
 - The pages need only ``style-src 'unsafe-inline'`` under the Content-Security-Policy ``http``
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
+import stat
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -153,6 +156,17 @@ complete, is journaled, OCRed and routed by <code>rules.yaml</code>. Largest fil
     return _doc("ocr-daemon: try a file", body, refresh=None)
 
 
+def _read_start(path: str) -> str:
+    """The first ``PREVIEW_CHARS`` characters of a text output: read without following a symbolic
+    link (an output swapped for a link to a secret is not shown) and without reading all of it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(0, "not a regular file")
+        data = f.read(PREVIEW_CHARS * 4)  # UTF-8: at most 4 bytes a character
+    return data.decode("utf-8", errors="replace")[:PREVIEW_CHARS]
+
+
 def upload_page_html(state: dict[str, Any]) -> str:
     """An upload's page of ``HttpEndpoint.upload_state()``: reloads every 2 s until it is finished."""
     s = state["state"]
@@ -178,7 +192,7 @@ def upload_page_html(state: dict[str, Any]) -> str:
         text = next((o for o in outs if o.endswith(".txt")), None) or next((o for o in outs if o.endswith(".md")), None)
         if text:
             with contextlib.suppress(OSError):
-                preview = Path(text).read_text(encoding="utf-8", errors="replace")[:PREVIEW_CHARS]
+                preview = _read_start(text)
                 lines.append(f"<h2>{_e(Path(text).name)}</h2><pre>{_e(preview)}</pre>")
     lines.append('<p><a href="/">Status page</a> · <a href="/upload">another file</a></p>')
     return _doc(f"ocr-daemon: {state['name']}", "\n".join(lines), refresh=None if finished else 2)

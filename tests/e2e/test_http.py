@@ -305,6 +305,11 @@ def test_upload_over_a_unix_socket(tmp_path: Path, start_daemon) -> None:  # typ
     for wrong in (first.rsplit("/", 1)[0] + "/rules.yaml", first.replace("/files/0/", "/files/9/"),
                   first.replace(where, "/upload/nope"), first.rsplit("/", 1)[0] + "/..%2Frules.yaml"):
         assert request(url, "GET", wrong)[0] == 404, wrong
+    # an output swapped for a symbolic link (to a file of the daemon's) is not served
+    json_link = next(link for link, name in links if name == "letter.json")
+    (tmp_path / "out" / "letter.json").unlink()
+    (tmp_path / "out" / "letter.json").symlink_to(cfg)
+    assert request(url, "GET", json_link)[0] == 404
 
     # refused: no token, a type the inbox does not take, an unknown inbox
     body, ctype = multipart({"inbox": "inbox"}, {"file": ("x.png", png.read_bytes())})

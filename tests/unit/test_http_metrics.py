@@ -121,3 +121,28 @@ def test_multipart_sink_refusals_leave_nothing(tmp_path: Path, case: str, status
         assert sink.size <= 1000 + 512  # stopped at the piece that crossed the limit
     sink.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_upload_page_links_outputs_wraps_and_previews_no_link(tmp_path: Path) -> None:
+    from daemon.service.statuspage import PREVIEW_CHARS, upload_page_html
+
+    txt = tmp_path / "letter.txt"
+    txt.write_text("Dear Mr Smith, " + "x" * 300 + " <b>" + "y" * (2 * PREVIEW_CHARS), encoding="utf-8")
+    md = tmp_path / "letter.md"
+    md.write_text("# Letter\n", encoding="utf-8")
+    state = {"name": "letter.pdf", "inbox": "inbox", "state": "done", "language": "en", "doctype": "letter",
+             "route": "all", "pages": 1, "outputs": [str(txt), str(md)],
+             "downloads": ["/upload/u1/files/0/letter.txt", "/upload/u1/files/1/letter.md"]}
+    page = upload_page_html(state)
+    assert '<a href="/upload/u1/files/0/letter.txt" download>letter.txt</a>' in page
+    assert '<a href="/upload/u1/files/1/letter.md" download>letter.md</a>' in page
+    assert "white-space:pre-wrap" in page  # the preview wraps
+    pre = page.split("<pre>", 1)[1].split("</pre>", 1)[0]
+    assert pre.startswith("Dear Mr Smith, ") and "&lt;b&gt;" in pre and len(pre) < PREVIEW_CHARS + 20
+    # an output swapped for a symbolic link (to a secret) is not previewed
+    secret = tmp_path / "secret"
+    secret.write_text("the token", encoding="utf-8")
+    txt.unlink()
+    txt.symlink_to(secret)
+    page = upload_page_html(state)
+    assert "the token" not in page and "<pre>" not in page

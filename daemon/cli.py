@@ -33,6 +33,7 @@ from daemon.config import (
     filesystem_problems,
     load_config,
 )
+from daemon.config.validate import http_notes, http_problems
 from daemon.errors import ConfigError, ExitCode, FatalError, TransientError, exit_code_for
 from daemon.fsio import is_within
 from daemon.models import Progress, format_duration
@@ -123,7 +124,7 @@ def cmd_check_config(args: argparse.Namespace) -> int:
             print(p, file=sys.stderr)
         print(f"{args.config}: {len(e.problems)} error(s)", file=sys.stderr)
         return ExitCode.CONFIG
-    fs = filesystem_problems(cfg)
+    fs = filesystem_problems(cfg) + http_problems(cfg)
     if fs:
         for p in fs:
             print(p, file=sys.stderr)
@@ -132,6 +133,8 @@ def cmd_check_config(args: argparse.Namespace) -> int:
     warns = config_warnings(cfg)
     for w in warns:
         print(f"warning: {w}", file=sys.stderr)
+    for n in http_notes(cfg):  # who can reach the HTTP endpoint, when that is the network
+        print(f"note: {n}", file=sys.stderr)
     print(
         f"{args.config}: OK ({len(cfg.inboxes)} inbox(es), {len(cfg.doctypes)} doctype(s), "
         f"{len(cfg.routes)} route(s){f', {len(warns)} warning(s)' if warns else ''})"

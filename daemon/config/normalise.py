@@ -8,7 +8,7 @@ Contract:
   warns when routes then match on ``doctype``.
 - ``shipped_doctypes()`` returns a fresh copy of the packaged doctypes data on every call.
 - ``resolve_paths(cfg, base)`` makes relative paths (state_dir, failed_dir, inbox paths,
-  destination/archive templates) absolute against ``base``, the folder of the config file.
+  destination/archive templates, the http socket and token file) absolute against ``base``, the folder of the config file.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def resolve_paths(cfg: Config, base: Path) -> None:
     cfg.daemon.failed_dir = _resolve(cfg.daemon.failed_dir, base)
     if cfg.daemon.http is not None and (sock := cfg.daemon.http.unix_path()) is not None:
         cfg.daemon.http.listen = str(_resolve(sock, base))
+    if cfg.daemon.http is not None and cfg.daemon.http.token_file is not None:
+        cfg.daemon.http.token_file = _resolve(cfg.daemon.http.token_file, base)
     for ib in cfg.inboxes:
         ib.path = _resolve(ib.path, base)
     for r in cfg.routes:

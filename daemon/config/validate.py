@@ -13,6 +13,11 @@ Contract:
 - ``filesystem_problems(cfg)``: folders a source is moved to that are on another filesystem
   than its inbox (errors for ``check-config`` and the service; they need the disk, so they are
   not part of ``validate``).
+- A ``daemon.http.listen`` that reaches the network is an error of ``validate`` unless
+  ``daemon.http.allow_remote`` is true and ``daemon.http.token_file`` is set (each missing key
+  named). ``http_problems(cfg)`` checks the token file on disk (errors for ``check-config``; the
+  endpoint itself refuses to serve without a readable token and the daemon goes on processing);
+  ``http_notes(cfg)`` says who can reach the endpoint when it is remote.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pydantic import ValidationError
 
 from daemon.config.load import LoadedYaml, line_for
 from daemon.config.normalise import normalise
-from daemon.config.schema import Config, InboxCfg, template_root
+from daemon.config.schema import Config, InboxCfg, is_loopback_listen, template_root
 from daemon.errors import ConfigError
 from daemon.fsio import is_within
 
@@ -119,6 +124,25 @@ def _cross_section_problems(data: dict[str, Any], loaded: LoadedYaml) -> Iterato
     }
     for i, r in enumerate(routes):
         yield from _route_references(i, r.get("match"), known, loaded)
+    yield from _remote_listen(data.get("daemon"))
+
+
+def _remote_listen(daemon: Any) -> Iterator[_Problem]:
+    """A listen address on the network needs ``allow_remote: true`` and a ``token_file``: the
+    endpoint shows file names, OCR text and (with uploads) writes into inboxes."""
+    http = daemon.get("http") if isinstance(daemon, dict) else None
+    if not isinstance(http, dict):
+        return
+    listen = http.get("listen")
+    if not isinstance(listen, str) or is_loopback_listen(listen):
+        return
+    loc = ("daemon", "http")
+    if http.get("allow_remote") is not True:
+        yield _Problem((*loc, "listen"), f"{listen!r} is reachable from the network: set daemon.http.allow_remote: true "
+                       "and daemon.http.token_file to serve it (or listen on 127.0.0.1 or a Unix socket)")
+    if not http.get("token_file"):
+        yield _Problem((*loc, "token_file"), f"listen {listen!r} is reachable from the network: a bearer token file is "
+                       "required (daemon.http.token_file; e.g. `openssl rand -hex 32 > token`)")
 
 
 def _route_references(
@@ -241,3 +265,57 @@ def filesystem_problems(cfg: Config) -> list[str]:
                     f"({ib.path}); sources are moved by rename only, so put them on one filesystem"
                 )
     return problems
+
+
+#: Shortest bearer token accepted (characters): 128 bits as hex; `openssl rand -hex 32` makes 64.
+MIN_TOKEN_CHARS = 32
+
+
+def read_token(path: Path) -> str:
+    """The bearer token in ``path`` (surrounding whitespace removed). Raises ``ValueError`` with
+    the reason when it cannot serve as one (unreadable, empty, short, more than one line)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"cannot read it: {getattr(e, 'strerror', None) or e}") from e
+    token = text.strip()
+    if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token) or not token.isprintable():
+        raise ValueError(f"it must hold one token of at least {MIN_TOKEN_CHARS} printable characters, no spaces "
+                         "(e.g. `openssl rand -hex 32`)")
+    return token
+
+
+def http_problems(cfg: Config) -> list[str]:
+    """The token file of ``daemon.http`` as the endpoint will read it (errors for check-config)."""
+    http = cfg.daemon.http
+    if http is None or http.token_file is None:
+        return []
+    src = str(cfg.source_path or "rules.yaml")
+    try:
+        read_token(http.token_file)
+    except ValueError as e:
+        return [f"{src}: daemon.http.token_file: {http.token_file}: {e}"]
+    return []
+
+
+def http_notes(cfg: Config) -> list[str]:
+    """Who can reach the endpoint, when it listens on the network (notes for check-config)."""
+    http = cfg.daemon.http
+    if http is None or not http.remote():
+        return []
+    src = str(cfg.source_path or "rules.yaml")
+    notes = [
+        f"{src}: daemon.http: listens on {http.listen}, reachable from the network: every request except "
+        f"/healthz/live and /healthz/ready needs `Authorization: Bearer <the token in {http.token_file}>`; "
+        f"Host must be one of {', '.join(http.allowed_hosts())} or an address of this machine's interface",
+    ]
+    if http.token_file is not None:
+        try:
+            if http.token_file.stat().st_mode & 0o004:
+                notes.append(f"{src}: daemon.http.token_file: {http.token_file} is readable by every user (chmod o-r)")
+        except OSError:
+            pass  # http_problems reports it
+    if http.upload:
+        notes.append(f"{src}: daemon.http.upload: uploads are taken from {', '.join(http.upload_clients)} "
+                     "(daemon.http.upload_clients), with the token")
+    return notes

@@ -1,129 +1,114 @@
 """The daemon's HTTP endpoint: health, Prometheus metrics, status JSON, a small HTML page, and
-(opt-in) uploading one file into an inbox. The pages' HTML is built in ``statuspage.py``.
-
-(~540 lines: the server's lifecycle with its bind retries, the request guards (loopback Host,
-upload clients, token, size) and the upload path (multipart parsing, the write into the inbox,
-its state) are one request-handling unit; splitting them would spread the security checks of
-one request over modules.)
+(opt-in) uploading one file into an inbox and downloading what the daemon made of it. The API is
+described in docs/http.md; the pages' HTML is built in ``statuspage.py``.
 
 Contract:
-- ``HttpEndpoint(svc, cfg).start()`` serves ``daemon.http.listen`` (``host:port``, ``[v6]:port``
-  or a Unix socket path) from threads of the daemon's process (stdlib ``ThreadingHTTPServer``:
-  a handful of small requests a minute needs no framework, and it adds no dependency to a
-  hardened service). ``close()`` stops it and removes its socket file.
+- ``HttpEndpoint(svc, cfg).start()`` serves ``daemon.http.listen`` from the daemon's process
+  (``httpserver.ServerThread``: uvicorn on its own event loop in a thread, bounded connections,
+  bind retries while the port is taken); ``close()`` stops it and removes its socket file.
+  The routes are a Starlette app; every request first passes ``httpguard.Guard`` (Host
+  allow-list: 400/421; bearer token when ``token_file`` is set: 401).
+- It refuses to serve (an error logged; documents are processed as usual) a listen address on
+  the network without ``allow_remote`` and a readable token (``check-config`` reports both).
 - Endpoints: ``GET /healthz/live`` (200 while the process serves), ``GET /healthz/ready`` (200
   once the journal is recovered, the engine started and the inboxes watched; 503 with the
   reasons before that, while the engine restarts and during the drain), ``GET /metrics``
   (Prometheus text format by ``prometheus_client``), ``GET /status`` (JSON: ``counts`` and
   ``recent_failures`` as ``ocr-daemon status --json`` prints them, plus ``live``), ``GET /`` (an
-  HTML page of the same that reloads itself every 5 s; no JavaScript).
+  HTML page of the same that reloads itself every 5 s; no JavaScript). What reads the journal
+  runs in a pool of ``JOURNAL_WORKERS`` threads; the event loop itself never waits on SQLite.
 - Read-only: no endpoint changes state, except ``POST /upload`` when ``daemon.http.upload`` is
-  true. An upload is written to the chosen inbox under a name the inbox does not take, then
-  renamed into place, so it goes the normal way (stability wait, journal, routing);
-  ``GET /upload/<id>`` shows its state and, once done, its outputs. Uploads are taken only from
-  ``upload_clients`` (loopback by default; any client of a Unix socket, which its file
-  permissions guard), only with the form's per-process token (a page elsewhere cannot post
-  here), and up to ``upload_max_mb``.
-- A listen address that is loopback answers only requests whose ``Host`` is a loopback name
-  (no DNS rebinding of the page from a web site).
-- Port taken (or any other bind error): the daemon logs an error saying so and keeps
-  processing documents; the endpoint retries binding every ``RETRY_BIND`` seconds and logs when
-  it is up. OCR never stops for the sake of its health endpoint; a monitor sees the endpoint
-  missing.
+  true. An upload is streamed into the chosen inbox (``upload.UploadSink``: never whole in
+  memory, ``upload_max_mb`` enforced while it arrives, at most ``upload_concurrency`` at once,
+  503 + Retry-After beyond) and goes the normal way (stability wait, journal, routing).
+  ``GET /upload/<id>`` shows its state and, once done, its outputs as links to
+  ``GET /upload/<id>/files/<n>/<name>``, which serves only the files the journal lists as that
+  upload's outputs (opened without following a symbolic link; as an attachment). Uploads are
+  taken only from ``upload_clients`` (loopback by default; any client of a Unix socket, which its
+  file permissions guard) and only with the form's per-process token (a page elsewhere cannot
+  post here).
+- A client that goes away (mid-upload, mid-download) costs a debug line, never a traceback.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
+import asyncio
 import ipaddress
 import json
 import logging
 import os
 import secrets
-import socket
-import socketserver
 import stat
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
+from urllib.parse import quote
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
 
 from daemon.config import HttpCfg
+from daemon.config.validate import read_token
 from daemon.journal.store import status_summary
 from daemon.names import display, for_log
+from daemon.service.httpguard import Guard
+from daemon.service.httpserver import RETRY_BIND, ServerThread, parse_listen
 from daemon.service.metrics import METRICS, live_progress, ready_problems
 from daemon.service.statuspage import page_html, upload_form_html, upload_page_html
+from daemon.service.upload import Upload, UploadError, UploadSink, UploadTarget, clean_name
+
+__all__ = ["RETRY_BIND", "HttpEndpoint", "parse_listen", "start_http"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
-#: Seconds between tries to bind an address that was taken.
-RETRY_BIND = 30.0
-#: Seconds a client may take to send a request (a stalled client holds only its own thread).
-REQUEST_TIMEOUT = 30.0
 #: Uploads remembered for their status page (oldest forgotten first).
 MAX_UPLOADS = 1000
+#: Threads that read the journal for /status, /, /metrics and upload pages (SQLite reads of a
+#: few ms each). With 4, 200 concurrent /status were all answered in 0.62 s on the busy 2-core VM
+#: (bench/bench_http_load.py); more would only contend for the GIL with the event loop.
+JOURNAL_WORKERS = 4
+#: An upload's body is handed to its writer thread in pieces of at least this many bytes (a thread
+#: hop per 256 KiB: ~400 for a 100 MiB upload). Measured: 6 concurrent 99 MiB uploads raised the
+#: daemon's peak RSS by 9.6 MiB (the stdlib server held them whole: +827 MiB; bench/RESULTS.md).
+FEED_BYTES = 256 * 1024
+#: Seconds an upload may go without sending a byte before it is dropped (408).
+BODY_TIMEOUT = 30.0
+#: Bytes of a form beyond its file (boundaries, headers, token, inbox) accepted over the limit.
+FORM_OVERHEAD = 64 * 1024
+#: Seconds a client is told to wait when every upload slot is taken.
+RETRY_AFTER = 5
+_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; "
+        "frame-ancestors 'none'")
 
 
-def parse_listen(listen: str) -> tuple[socket.AddressFamily, Any]:
-    """(address family, address) of a ``daemon.http.listen`` value."""
-    if "/" in listen:
-        return socket.AF_UNIX, listen
-    host, _, port = listen.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        return socket.AF_INET6, (host[1:-1], int(port))
-    try:
-        fam = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
-    except ValueError:
-        fam = socket.AF_INET  # a name such as localhost: resolved by bind
-    return fam, (host, int(port))
+def _response(code: int, body: str | bytes, ctype: str, headers: dict[str, str] | None = None) -> Response:
+    extra = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+    if ctype.startswith("text/html"):
+        extra["Content-Security-Policy"] = _CSP  # no script at all; forms post only here; no framing
+    return Response(body, code, {**extra, **(headers or {})}, media_type=ctype)
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def _text(code: int, text: str, headers: dict[str, str] | None = None) -> Response:
+    return _response(code, text, "text/plain; charset=utf-8", headers)
 
 
-class _TCPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    endpoint: HttpEndpoint
-
-    def server_bind(self) -> None:
-        # HTTPServer's would look the host up with getfqdn(): a DNS query that the unit's IP
-        # firewall drops, stalling the start for its timeouts (0.0.0.0 resolves the host name).
-        socketserver.TCPServer.server_bind(self)
-        self.server_name = str(self.server_address[0])
-        self.server_port = int(self.server_address[1])
+def _json(data: Any) -> Response:
+    return _response(200, json.dumps(data, indent=2, ensure_ascii=False) + "\n", "application/json")
 
 
-class _TCP6Server(_TCPServer):
-    address_family = socket.AF_INET6
-
-
-class _UnixServer(socketserver.ThreadingUnixStreamServer):
-    daemon_threads = True
-    endpoint: HttpEndpoint
-
-
-@dataclass
-class Upload:
-    path: Path
-    inbox: str
-    name: str
-    created: float  # Unix time, to tell this document from an earlier one at the same path
+def _html(page: str) -> Response:
+    return _response(200, page, "text/html; charset=utf-8")
 
 
 class HttpEndpoint:
@@ -133,76 +118,57 @@ class HttpEndpoint:
         self.svc = svc
         self.cfg = cfg
         self.token = secrets.token_urlsafe(24)  # the upload form's: proves a post came from our page
-        self.url: str | None = None  # where it listens, once bound
         self.uploads: dict[str, Upload] = {}
+        self.active_uploads = 0  # changed on the event loop only
         self._lock = threading.Lock()
-        self._server: _TCPServer | _UnixServer | None = None
-        self._thread: threading.Thread | None = None
-        self._closed = threading.Event()
-        self._retry: threading.Thread | None = None
+        self._pool = ThreadPoolExecutor(JOURNAL_WORKERS, thread_name_prefix="http-journal")
+        self._server: ServerThread | None = None
+
+    @property
+    def url(self) -> str | None:
+        """Where it listens, once bound."""
+        return self._server.url if self._server is not None else None
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self) -> None:
         METRICS.service.svc = self.svc
-        if self._bind(first=True):
+        cfg = self.cfg
+        if cfg.remote() and not (cfg.allow_remote and cfg.token_file):
+            log.error("http endpoint: not serving %s: it is reachable from the network, which needs "
+                      "daemon.http.allow_remote: true and daemon.http.token_file (ocr-daemon check-config)", cfg.listen)
             return
-        self._retry = threading.Thread(target=self._retry_loop, name="http-bind", daemon=True)
-        self._retry.start()
-
-    def _retry_loop(self) -> None:
-        while not self._closed.wait(RETRY_BIND):
-            if self._bind(first=False):
+        bearer = None
+        if cfg.token_file is not None:
+            try:
+                bearer = read_token(cfg.token_file)
+            except ValueError as e:
+                log.error("http endpoint: not serving: daemon.http.token_file %s: %s", cfg.token_file, e)
                 return
-
-    def _bind(self, *, first: bool) -> bool:
-        fam, addr = parse_listen(self.cfg.listen)
-        try:
-            server: _TCPServer | _UnixServer
-            if fam == socket.AF_UNIX:
-                _clear_stale_socket(Path(addr))
-                server = _UnixServer(addr, _Handler, bind_and_activate=True)
-                with contextlib.suppress(OSError):
-                    os.chmod(addr, 0o660)  # the service's group (operators) may connect
-                self.url = f"unix:{addr}"
-            else:
-                server = (_TCP6Server if fam == socket.AF_INET6 else _TCPServer)(addr, _Handler)
-                host, port = str(server.server_address[0]), int(server.server_address[1])
-                shown = f"[{host}]" if fam == socket.AF_INET6 else host
-                self.url = f"http://{shown}:{port}/"
-        except OSError as e:
-            if first:
-                why = "the address is in use (another ocr-daemon or another program)" if e.errno == errno.EADDRINUSE else e.strerror
-                log.error(
-                    "http endpoint: cannot listen on %s: %s; documents are processed as usual, the endpoint "
-                    "retries every %.0fs (set daemon.http.listen to a free port, or daemon.http: null)",
-                    self.cfg.listen, why, RETRY_BIND,
-                )
-            return False
-        with self._lock:  # close() may run meanwhile (the retry thread binds late)
-            if self._closed.is_set():
-                server.server_close()
-                return True
-            server.endpoint = self
-            self._server = server
-            self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.5}, name="http", daemon=True)
-            self._thread.start()
-        log.info("http endpoint listening on %s (status page, /metrics, /healthz/ready%s)", self.url,
-                 ", uploads on" if self.cfg.upload else "")
-        return True
+        app = Guard(self._app(), hosts=cfg.allowed_hosts(), token=bearer)
+        what = "status page, /metrics, /healthz/ready" + (", uploads on" if cfg.upload else "")
+        if bearer:
+            what += ", bearer token required"
+        self._server = ServerThread(cfg.listen, app, what=what)
+        self._server.start()
 
     def close(self) -> None:
-        with self._lock:
-            self._closed.set()
-            server = self._server
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-            if isinstance(server, _UnixServer):
-                with contextlib.suppress(OSError):
-                    os.unlink(self.cfg.listen)
+        if self._server is not None:
+            self._server.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
         if METRICS.service.svc is self.svc:
             METRICS.service.svc = None
+
+    async def in_pool(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a journal worker; its journal connection is closed after (the journal
+        keeps one per thread, and the next job may come much later)."""
+        def job() -> T:
+            try:
+                return fn(*args)
+            finally:
+                self.svc.journal.close()
+
+        return await asyncio.get_running_loop().run_in_executor(self._pool, job)
 
     # -- content ---------------------------------------------------------------------------
 
@@ -233,8 +199,8 @@ class HttpEndpoint:
     def may_upload(self, client: str) -> bool:
         if not self.cfg.upload:
             return False
-        if self.url and self.url.startswith("unix:"):
-            return True
+        if "/" in self.cfg.listen:
+            return True  # a Unix socket: its file permissions say who connects
         try:
             ip = ipaddress.ip_address(client.split("%")[0])
         except ValueError:
@@ -244,45 +210,29 @@ class HttpEndpoint:
         nets = [ipaddress.ip_network(n, strict=False) for n in self.cfg.upload_clients]
         return any(ip.version == n.version and ip in n for n in nets)
 
-    def save_upload(self, inbox_name: str, filename: str, data: bytes) -> tuple[str, Upload]:
-        """Drop ``data`` into the inbox as ``filename`` (made unique); returns (id, record).
-        Raises ``ValueError`` with a message for the user."""
-        from daemon.fsio import unique_path
-
-        ib = self.svc.cfg.inbox(inbox_name)
+    def upload_target(self, fields: dict[str, str], filename: str) -> UploadTarget:
+        """Where an upload's file goes; its form's token, inbox and name checked first
+        (``UploadError`` with a message for the user)."""
+        if not secrets.compare_digest(fields.get("token", "").encode(), self.token.encode()):
+            raise UploadError(403, "the form's token is missing or stale (it comes before the file): reload the upload page")
+        inbox = fields.get("inbox") or self.svc.cfg.inboxes[0].name
+        ib = self.svc.cfg.inbox(inbox)
         if ib is None:
-            raise ValueError(f"no inbox named {inbox_name!r}")
-        name = os.path.basename(filename.replace("\\", "/")).lstrip(".-").strip()
-        if not name or len(name.encode("utf-8", "surrogateescape")) > 200:
-            raise ValueError("the file needs a name (at most 200 bytes)")
-        if not data:
-            raise ValueError("the file is empty")
-        folder = Path(ib.path)
-        target = unique_path(folder, name)
-        if not ib.wants(target):
-            raise ValueError(f"inbox {ib.name!r} does not take {name!r} (include: {', '.join(ib.include)})")
-        # Written under a name no inbox glob takes, then renamed into place: the watcher sees one
-        # complete file appear (no stability wait on a half-written upload).
-        tmp = folder / f".{secrets.token_hex(8)}.upload-part"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o640)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.rename(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        up = Upload(target, ib.name, target.name, time.time())
+            raise UploadError(400, f"no inbox named {inbox!r}")
+        name = clean_name(filename)
+        if not ib.wants(Path(ib.path) / name):
+            raise UploadError(400, f"inbox {ib.name!r} does not take {name!r} (include: {', '.join(ib.include)})")
+        return UploadTarget(Path(ib.path), name, ib.name)
+
+    def remember(self, path: Path, inbox: str, size: int) -> str:
+        """Record a landed upload; its id."""
         uid = secrets.token_urlsafe(12)
         with self._lock:
-            self.uploads[uid] = up
+            self.uploads[uid] = Upload(path, inbox, path.name, time.time())
             while len(self.uploads) > MAX_UPLOADS:
                 self.uploads.pop(next(iter(self.uploads)))
-        log.info("http upload: %s into inbox %r (%d bytes)", for_log(target.name), ib.name, len(data))
-        return uid, up
+        log.info("http upload: %s into inbox %r (%d bytes)", for_log(path.name), inbox, size)
+        return uid
 
     def upload_state(self, up: Upload) -> dict[str, Any]:
         """Where an upload is: settling, queued, processing (with progress), done, failed..."""
@@ -304,237 +254,180 @@ class HttpEndpoint:
             out["progress"] = prog.as_dict()
         return out
 
+    # -- routes ----------------------------------------------------------------------------
 
-def _clear_stale_socket(path: Path) -> None:
-    """Remove a socket file a killed daemon left behind; anything else there is an error."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISSOCK(st.st_mode):
-        raise OSError(errno.EEXIST, f"{path} exists and is not a socket")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.connect(str(path))
-    except ConnectionRefusedError:
-        os.unlink(path)  # nobody listens: stale
-        return
-    except OSError:
-        return
-    finally:
-        s.close()
-    raise OSError(errno.EADDRINUSE, "in use")
+    def _app(self) -> Starlette:
+        routes = [
+            Route("/healthz/live", self._live, methods=["GET"]),
+            Route("/healthz/ready", self._ready, methods=["GET"]),
+            Route("/metrics", self._metrics, methods=["GET"]),
+            Route("/status", self._status, methods=["GET"]),
+            Route("/", self._page, methods=["GET"]),
+            Route("/index.html", self._page, methods=["GET"]),
+            Route("/upload", self._upload_form, methods=["GET"]),
+            Route("/upload", self._upload_post, methods=["POST"]),
+            Route("/upload/{ref}", self._upload_page, methods=["GET"]),
+            Route("/upload/{uid}/files/{n:int}/{name}", self._download, methods=["GET"]),
+        ]
+        handlers: dict[Any, Any] = {404: self._not_found, 405: self._not_allowed}
+        return Starlette(routes=routes, exception_handlers=handlers)
 
+    async def _not_found(self, request: Request, exc: Exception) -> Response:
+        return _text(404, "not found; try /, /status, /metrics, /healthz/live, /healthz/ready\n")
 
-# ---------------------------------------------------------------------------------------------
-# request handling
+    async def _not_allowed(self, request: Request, exc: Exception) -> Response:
+        headers = exc.headers if isinstance(exc, HTTPException) and exc.headers else {}
+        return _text(405, "read-only: only POST /upload (when enabled) changes anything\n", dict(headers))
 
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _TCPServer | _UnixServer
-    server_version = "ocr-daemon"
-    sys_version = ""
-    protocol_version = "HTTP/1.1"
-    timeout = REQUEST_TIMEOUT
-
-    @property
-    def ep(self) -> HttpEndpoint:
-        return self.server.endpoint
-
-    def address_string(self) -> str:
-        return self.client_address[0] if isinstance(self.client_address, tuple) else "unix"
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
-        log.debug("http %s %s", self.address_string(), format % args)
-
-    def _client(self) -> str:
-        return self.client_address[0] if isinstance(self.client_address, tuple) else ""
-
-    def _host_ok(self) -> bool:
-        """Loopback listen: the Host header must name loopback (blocks DNS rebinding)."""
-        if not isinstance(self.server, _TCPServer):
-            return True
-        if not _loopback(str(self.server.server_address[0])):
-            return True
-        host = self.headers.get("Host")
-        if host is None:
-            return True
-        name = urlsplit(f"//{host}").hostname or ""
-        return _loopback(name)
-
-    def _send(self, code: int, body: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        if ctype.startswith("text/html"):
-            # no script at all; forms post only here; the page cannot be framed
-            self.send_header("Content-Security-Policy",
-                             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'")
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _text(self, code: int, text: str) -> None:
-        self._send(code, text.encode("utf-8"), "text/plain; charset=utf-8")
-
-    def _json(self, code: int, data: Any) -> None:
-        self._send(code, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), "application/json")
-
-    def _html(self, code: int, page: str) -> None:
-        self._send(code, page.encode("utf-8"), "text/html; charset=utf-8")
-
-    def handle_one_request(self) -> None:
+    async def _journal_page(self, request: Request, fn: Callable[[], Response]) -> Response:
         try:
-            super().handle_one_request()
-        finally:
-            # Each request thread opened its own journal connection (the journal keeps one per
-            # thread); close it before the thread waits for the next request or ends.
-            self.ep.svc.journal.close()
-
-    def do_HEAD(self) -> None:
-        self.do_GET()
-
-    def do_GET(self) -> None:
-        if not self._host_ok():
-            return self._text(HTTPStatus.FORBIDDEN, "forbidden: Host is not a loopback name\n")
-        path = urlsplit(self.path).path
-        try:
-            if path == "/healthz/live":
-                return self._text(HTTPStatus.OK, "live\n")
-            if path == "/healthz/ready":
-                problems = ready_problems(self.ep.svc)
-                if problems:
-                    return self._text(HTTPStatus.SERVICE_UNAVAILABLE, "not ready: " + "; ".join(problems) + "\n")
-                return self._text(HTTPStatus.OK, "ready\n")
-            if path == "/metrics":
-                return self._send(HTTPStatus.OK, generate_latest(METRICS.registry), CONTENT_TYPE_LATEST)
-            if path == "/status":
-                return self._json(HTTPStatus.OK, self.ep.status())
-            if path in ("/", "/index.html"):
-                return self._html(HTTPStatus.OK, page_html(self.ep.status(), upload=self.ep.may_upload(self._client())))
-            if path == "/upload":
-                if not self.ep.may_upload(self._client()):
-                    return self._text(HTTPStatus.FORBIDDEN, _upload_refusal(self.ep))
-                return self._html(HTTPStatus.OK, upload_form_html(self.ep.svc.cfg.inboxes, max_mb=self.ep.cfg.upload_max_mb, token=self.ep.token))
-            if path.startswith("/upload/"):
-                uid, _, fmt = path[len("/upload/"):].partition(".")
-                up = self.ep.uploads.get(uid)
-                if up is None or fmt not in ("", "json"):
-                    return self._text(HTTPStatus.NOT_FOUND, "no such upload (uploads are forgotten when the daemon restarts)\n")
-                state = self.ep.upload_state(up)
-                if fmt == "json":
-                    return self._json(HTTPStatus.OK, state)
-                return self._html(HTTPStatus.OK, upload_page_html(state))
-            return self._text(HTTPStatus.NOT_FOUND, "not found; try /, /status, /metrics, /healthz/live, /healthz/ready\n")
+            return await self.in_pool(fn)
         except Exception:
-            log.exception("http: %s failed", for_log(path))
-            return self._text(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the daemon's log)\n")
+            log.exception("http: %s failed", for_log(request.url.path))
+            return _text(500, "internal error (see the daemon's log)\n")
 
-    def do_POST(self) -> None:
-        if not self._host_ok():
-            return self._text(HTTPStatus.FORBIDDEN, "forbidden: Host is not a loopback name\n")
-        if urlsplit(self.path).path != "/upload":
-            return self._text(HTTPStatus.METHOD_NOT_ALLOWED, "read-only: only POST /upload (when enabled) changes anything\n")
-        ep = self.ep
-        if not ep.may_upload(self._client()):
-            self.close_connection = True
-            return self._text(HTTPStatus.FORBIDDEN, _upload_refusal(ep))
-        ctype, params = parse_options_header(self.headers.get("Content-Type", ""))
-        length = self.headers.get("Content-Length")
-        limit = ep.cfg.upload_max_mb << 20
-        if ctype != b"multipart/form-data" or b"boundary" not in params:
-            self.close_connection = True
-            return self._text(HTTPStatus.BAD_REQUEST, "expected multipart/form-data\n")
-        if length is None or not length.isdigit():
-            self.close_connection = True
-            return self._text(HTTPStatus.LENGTH_REQUIRED, "Content-Length required\n")
-        if int(length) > limit + 65536:
-            self.close_connection = True
-            return self._text(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"larger than daemon.http.upload_max_mb ({ep.cfg.upload_max_mb} MiB)\n")
+    async def _live(self, request: Request) -> Response:
+        return _text(200, "live\n")
+
+    async def _ready(self, request: Request) -> Response:
+        problems = ready_problems(self.svc)  # attributes and flags only: no journal, no wait
+        if problems:
+            return _text(503, "not ready: " + "; ".join(problems) + "\n")
+        return _text(200, "ready\n")
+
+    async def _metrics(self, request: Request) -> Response:
+        return await self._journal_page(
+            request, lambda: _response(200, generate_latest(METRICS.registry), CONTENT_TYPE_LATEST))
+
+    async def _status(self, request: Request) -> Response:
+        return await self._journal_page(request, lambda: _json(self.status()))
+
+    async def _page(self, request: Request) -> Response:
+        upload = self.may_upload(_client(request))
+        return await self._journal_page(request, lambda: _html(page_html(self.status(), upload=upload)))
+
+    async def _upload_form(self, request: Request) -> Response:
+        if not self.may_upload(_client(request)):
+            return _text(403, self._upload_refusal())
+        return _html(upload_form_html(self.svc.cfg.inboxes, max_mb=self.cfg.upload_max_mb, token=self.token))
+
+    def _upload_refusal(self) -> str:
+        if not self.cfg.upload:
+            return "uploads are off (daemon.http.upload: false)\n"
+        return "uploads are allowed only from daemon.http.upload_clients\n"
+
+    async def _upload_page(self, request: Request) -> Response:
+        uid, _, fmt = request.path_params["ref"].partition(".")
+        up = self.uploads.get(uid)
+        if up is None or fmt not in ("", "json"):
+            return _text(404, "no such upload (uploads are forgotten when the daemon restarts)\n")
+
+        def page() -> Response:
+            state = self.upload_state(up)
+            state["downloads"] = [f"/upload/{uid}/files/{i}/{quote(Path(o).name)}" for i, o in enumerate(state.get("outputs") or [])]
+            return _json(state) if fmt == "json" else _html(upload_page_html(state))
+
+        return await self._journal_page(request, page)
+
+    async def _download(self, request: Request) -> Response:
+        p = request.path_params
+        up = self.uploads.get(p["uid"])
+        missing = _text(404, "no such file of this upload\n")
+        if up is None:
+            return missing
         try:
-            fields, files = parse_multipart(self.rfile, int(length), params[b"boundary"])
-        except ValueError as e:
-            self.close_connection = True
-            return self._text(HTTPStatus.BAD_REQUEST, f"bad form: {e}\n")
-        if not secrets.compare_digest(fields.get("token", ""), ep.token):
-            return self._text(HTTPStatus.FORBIDDEN, "the form's token is missing or stale: reload the upload page\n")
-        if "file" not in files:
-            return self._text(HTTPStatus.BAD_REQUEST, "no file in the form (field 'file')\n")
-        filename, data = files["file"]
-        inbox = fields.get("inbox") or ep.svc.cfg.inboxes[0].name
+            state = await self.in_pool(self.upload_state, up)
+        except Exception:
+            log.exception("http: %s failed", for_log(request.url.path))
+            return _text(500, "internal error (see the daemon's log)\n")
+        outs = (state.get("outputs") or []) if state["state"] in ("done", "duplicate") else []
+        if not 0 <= p["n"] < len(outs) or Path(outs[p["n"]]).name != p["name"]:
+            return missing
         try:
-            uid, _ = ep.save_upload(inbox, filename, data)
-        except ValueError as e:
-            return self._text(HTTPStatus.BAD_REQUEST, f"{e}\n")
+            fd, size = await run_in_threadpool(_open_regular, outs[p["n"]])
         except OSError as e:
-            log.error("http upload into inbox %r failed: %s", inbox, e)
-            return self._text(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot write into the inbox: {e.strerror}\n")
-        self._send(HTTPStatus.SEE_OTHER, b"", "text/plain", {"Location": f"/upload/{uid}"})
+            log.info("http download of %s: %s", for_log(outs[p["n"]]), e.strerror)
+            return missing
+        disposition = f"attachment; filename*=UTF-8''{quote(p['name'])}"
+        return StreamingResponse(_read_chunks(fd), media_type="application/octet-stream", headers={
+            "Content-Length": str(size), "Content-Disposition": disposition, "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox"})
 
-    do_PUT = do_DELETE = do_PATCH = do_POST
-
-
-def _upload_refusal(ep: HttpEndpoint) -> str:
-    if not ep.cfg.upload:
-        return "uploads are off (daemon.http.upload: false)\n"
-    return "uploads are allowed only from daemon.http.upload_clients\n"
-
-
-def parse_multipart(stream: Any, length: int, boundary: bytes) -> tuple[dict[str, str], dict[str, tuple[str, bytes]]]:
-    """A multipart/form-data body read from ``stream``: (text fields, files as (filename, data)).
-    Parsed by python-multipart (the parser Starlette and FastAPI use; the stdlib's ``cgi`` is gone
-    in Python 3.13)."""
-    fields: dict[str, str] = {}
-    files: dict[str, tuple[str, bytes]] = {}
-    cur: dict[str, Any] = {}
-    header: list[bytes] = [b"", b""]
-
-    def on_part_begin() -> None:
-        cur.clear()
-        cur["headers"] = {}
-        cur["data"] = bytearray()
-
-    def on_header_field(data: bytes, start: int, end: int) -> None:
-        header[0] += data[start:end]
-
-    def on_header_value(data: bytes, start: int, end: int) -> None:
-        header[1] += data[start:end]
-
-    def on_header_end() -> None:
-        cur["headers"][header[0].decode("latin-1").lower()] = header[1]
-        header[0], header[1] = b"", b""
-
-    def on_part_data(data: bytes, start: int, end: int) -> None:
-        cur["data"] += data[start:end]
-
-    def on_part_end() -> None:
-        _, opts = parse_options_header(cur["headers"].get("content-disposition", b""))
-        name = opts.get(b"name", b"").decode("utf-8", "replace")
-        if b"filename" in opts:
-            files[name] = (opts[b"filename"].decode("utf-8", "surrogateescape"), bytes(cur["data"]))
-        else:
-            fields[name] = bytes(cur["data"]).decode("utf-8", "replace")
-
-    parser = MultipartParser(boundary, {
-        "on_part_begin": on_part_begin, "on_header_field": on_header_field, "on_header_value": on_header_value,
-        "on_header_end": on_header_end, "on_part_data": on_part_data, "on_part_end": on_part_end,
-    })
-    left = length
-    while left > 0:
-        chunk = stream.read(min(left, 1 << 16))
-        if not chunk:
-            raise ValueError("the body ended early")
-        left -= len(chunk)
+    async def _upload_post(self, request: Request) -> Response:
+        if not self.may_upload(_client(request)):
+            return _text(403, self._upload_refusal(), {"Connection": "close"})
+        ctype, params = parse_options_header(request.headers.get("content-type", ""))
+        if ctype != b"multipart/form-data" or b"boundary" not in params:
+            return _text(400, "expected multipart/form-data\n", {"Connection": "close"})
+        limit = self.cfg.upload_max_mb << 20
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > limit + FORM_OVERHEAD):
+            return _text(413, f"larger than daemon.http.upload_max_mb ({self.cfg.upload_max_mb} MiB)\n", {"Connection": "close"})
+        if self.active_uploads >= self.cfg.upload_concurrency:
+            return _text(503, f"busy: {self.cfg.upload_concurrency} upload(s) in progress (daemon.http.upload_concurrency); "
+                         "try again shortly\n", {"Retry-After": str(RETRY_AFTER), "Connection": "close"})
+        self.active_uploads += 1
+        sink = UploadSink(params[b"boundary"], limit, self.upload_target)
         try:
-            parser.write(chunk)
-        except Exception as e:
-            raise ValueError(str(e)) from e
-    parser.finalize()
-    return fields, files
+            dest = await self._receive(request, sink)
+        except UploadError as e:
+            await run_in_threadpool(sink.abort)
+            if e.status >= 500:
+                log.error("http upload failed: %s", e.message)
+            return _text(e.status, e.message + "\n", {"Connection": "close"})
+        except ClientDisconnect:
+            await run_in_threadpool(sink.abort)
+            log.debug("http upload: the client went away after %d bytes", sink.size)
+            return _text(400, "the client went away\n")  # nobody reads it
+        except BaseException:  # cancelled (the endpoint closes) or a bug: nothing left behind
+            sink.abort()
+            raise
+        finally:
+            self.active_uploads -= 1
+        assert sink.target is not None
+        uid = self.remember(dest, sink.target.inbox, sink.size)
+        return _response(303, b"", "text/plain", {"Location": f"/upload/{uid}"})
+
+    async def _receive(self, request: Request, sink: UploadSink) -> Path:
+        """The body into ``sink``, in pieces of ``FEED_BYTES`` written by a worker thread."""
+        stream = request.stream().__aiter__()
+        buf = bytearray()
+        while True:
+            try:
+                chunk = await asyncio.wait_for(stream.__anext__(), BODY_TIMEOUT)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise UploadError(408, f"no data for {BODY_TIMEOUT:.0f}s: upload dropped") from None
+            buf += chunk
+            if len(buf) >= FEED_BYTES:
+                await run_in_threadpool(sink.feed, bytes(buf))
+                buf.clear()
+        await run_in_threadpool(sink.feed, bytes(buf))
+        return await run_in_threadpool(sink.finish)
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def _open_regular(path: str) -> tuple[int, int]:
+    """(fd, size) of ``path`` opened for reading: a regular file reached without following a
+    symbolic link at its last step (an output swapped for a link to a secret is not served)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise OSError(0, "not a regular file")
+    return fd, st.st_size
+
+
+async def _read_chunks(fd: int) -> AsyncIterator[bytes]:
+    try:
+        while chunk := await run_in_threadpool(os.read, fd, 1 << 16):
+            yield chunk
+    finally:
+        os.close(fd)  # also when the client goes away mid-download (the generator is closed)
 
 
 def start_http(svc: Any) -> HttpEndpoint | None:
@@ -545,3 +438,4 @@ def start_http(svc: Any) -> HttpEndpoint | None:
     ep = HttpEndpoint(svc, cfg)
     ep.start()
     return ep
+

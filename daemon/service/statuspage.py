@@ -4,8 +4,11 @@ as JSON too; no JavaScript (the pages reload themselves) and no template engine.
 
 Contract:
 - ``page_html(status, upload=...)``, ``upload_form_html(inboxes, max_mb=..., token=...)`` and
-  ``upload_page_html(state)`` return a whole HTML document as a string. Pure apart from
-  ``upload_page_html`` reading the start of a finished upload's text output (``PREVIEW_CHARS``).
+  ``upload_page_html(state)`` return a whole HTML document as a string. An upload's outputs are
+  links to ``state["downloads"]`` (same order as ``outputs``) when the state has them; its text
+  preview wraps (long lines and names never widen the page). Pure apart from
+  ``upload_page_html`` reading the start of a finished upload's text output (``PREVIEW_CHARS``;
+  not through a symbolic link).
 - Every value from a document, a file name, the config or the journal goes through ``_e``
   (``html.escape`` with quotes): the pages show OCR text and names the daemon does not control.
 - The pages need only ``style-src 'unsafe-inline'`` under the Content-Security-Policy ``http``
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import html
+import os
+import stat
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -34,7 +39,9 @@ h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
 table{border-collapse:collapse}td,th{padding:.25em .8em .25em 0;text-align:left;vertical-align:top}
 th{font-weight:600;border-bottom:1px solid #ccc}.num{text-align:right;font-variant-numeric:tabular-nums}
 .ok{color:#176117;font-weight:600}.bad{color:#a11;font-weight:600}.dim{color:#777}
-progress{width:16em;height:1em}.reason{color:#a11}pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:40em}
+progress{width:16em;height:1em}.reason{color:#a11}
+pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:40em;white-space:pre-wrap;overflow-wrap:anywhere}
+#outputs li,h1{overflow-wrap:anywhere}
 """
 
 
@@ -166,6 +173,17 @@ complete, is journaled, OCRed and routed by <code>rules.yaml</code>. Largest fil
     return _doc("ocr-daemon: try a file", body, refresh=None)
 
 
+def _read_start(path: str) -> str:
+    """The first ``PREVIEW_CHARS`` characters of a text output: read without following a symbolic
+    link (an output swapped for a link to a secret is not shown) and without reading all of it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(0, "not a regular file")
+        data = f.read(PREVIEW_CHARS * 4)  # UTF-8: at most 4 bytes a character
+    return data.decode("utf-8", errors="replace")[:PREVIEW_CHARS]
+
+
 def upload_page_html(state: dict[str, Any]) -> str:
     """An upload's page of ``HttpEndpoint.upload_state()``: reloads every 2 s until it is finished."""
     s = state["state"]
@@ -184,11 +202,14 @@ def upload_page_html(state: dict[str, Any]) -> str:
                      f'route <b>{_e(state["route"])}</b> · {_e(state["pages"])} page(s)</p>')
     if s in ("done", "duplicate"):
         outs = state.get("outputs") or []
-        lines.append("<h2>Outputs</h2><ul id=\"outputs\">" + "".join(f"<li>{_e(o)}</li>" for o in outs) + "</ul>")
+        links = state.get("downloads") or []
+        items = [f'<li><a href="{_e(links[i])}" download>{_e(Path(o).name)}</a> <span class="dim">{_e(o)}</span></li>'
+                 if i < len(links) else f"<li>{_e(o)}</li>" for i, o in enumerate(outs)]
+        lines.append("<h2>Outputs</h2><ul id=\"outputs\">" + "".join(items) + "</ul>")
         text = next((o for o in outs if o.endswith(".txt")), None) or next((o for o in outs if o.endswith(".md")), None)
         if text:
             with contextlib.suppress(OSError):
-                preview = Path(text).read_text(encoding="utf-8", errors="replace")[:PREVIEW_CHARS]
+                preview = _read_start(text)
                 lines.append(f"<h2>{_e(Path(text).name)}</h2><pre>{_e(preview)}</pre>")
     lines.append('<p><a href="/">Status page</a> · <a href="/upload">another file</a></p>')
     return _doc(f"ocr-daemon: {state['name']}", "\n".join(lines), refresh=None if finished else 2)

@@ -25,6 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
+from email.message import Message
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,8 +56,8 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 def request(url: str, method: str, path: str, body: bytes | None = None,
-            headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    """(status, headers, body); status 0 when nothing listens."""
+            headers: dict[str, str] | None = None) -> tuple[int, Message, bytes]:
+    """(status, headers (case-insensitive), body); status 0 when nothing listens."""
     if url.startswith("unix:"):
         conn: http.client.HTTPConnection = _UnixConnection(url[len("unix:"):])
     else:
@@ -65,9 +66,9 @@ def request(url: str, method: str, path: str, body: bytes | None = None,
     try:
         conn.request(method, path, body=body, headers=headers or {})
         r = conn.getresponse()
-        return r.status, dict(r.getheaders()), r.read()
+        return r.status, r.headers, r.read()
     except (ConnectionError, FileNotFoundError):
-        return 0, {}, b""
+        return 0, Message(), b""
     finally:
         conn.close()
 
@@ -170,7 +171,7 @@ def test_ready_metrics_status_and_drain(tmp_path: Path, start_daemon) -> None:  
     cli = run_cli("status", "--json", "--config", str(cfg))
     assert cli.returncode == 0, cli.stderr
     printed = json.loads(cli.stdout)
-    assert set(printed) == {"counts", "in_progress", "recent_failures"}
+    assert set(printed) == {"counts", "in_progress", "retrying", "recent_failures"}
     assert {k: st[k] for k in printed} == printed
 
     # Read-only unless uploads are on; loopback names only (no DNS rebinding).
@@ -178,7 +179,7 @@ def test_ready_metrics_status_and_drain(tmp_path: Path, start_daemon) -> None:  
     for method in ("PUT", "DELETE", "POST"):
         assert request(url, method, "/status")[0] == 405, method
     assert get(url, "/upload")[0] == 403
-    assert get(url, "/status", headers={"Host": "attacker.example:80"})[0] == 403
+    assert get(url, "/status", headers={"Host": "attacker.example:80"})[0] == 421  # Misdirected Request
     assert get(url, "/status", headers={"Host": "localhost"})[0] == 200
     assert get(url, "/nothing-here")[0] == 404
 
@@ -292,6 +293,23 @@ def test_upload_over_a_unix_socket(tmp_path: Path, start_daemon) -> None:  # typ
     assert "queued letter.png from inbox 'inbox'" in d.log()
     code, page = get(url, where)
     assert code == 200 and "letter.txt" in page and "appointment" in page and 'http-equiv="refresh"' not in page
+    # each output a link that downloads the file the daemon wrote; nothing else is served there
+    links = re.findall(r'<a href="(/upload/[^"]+/files/\d+/[^"]+)" download>([^<]+)</a>', page)
+    assert sorted(name for _, name in links) == ["letter.json", "letter.md", "letter.txt"], page
+    assert [link for link, _ in links] == state["downloads"]
+    for link, name in links:
+        code, headers, data = request(url, "GET", link)
+        assert code == 200 and data == (tmp_path / "out" / name).read_bytes(), (link, code)
+        assert headers["content-disposition"] == f"attachment; filename*=UTF-8''{name}"
+    first = links[0][0]
+    for wrong in (first.rsplit("/", 1)[0] + "/rules.yaml", first.replace("/files/0/", "/files/9/"),
+                  first.replace(where, "/upload/nope"), first.rsplit("/", 1)[0] + "/..%2Frules.yaml"):
+        assert request(url, "GET", wrong)[0] == 404, wrong
+    # an output swapped for a symbolic link (to a file of the daemon's) is not served
+    json_link = next(link for link, name in links if name == "letter.json")
+    (tmp_path / "out" / "letter.json").unlink()
+    (tmp_path / "out" / "letter.json").symlink_to(cfg)
+    assert request(url, "GET", json_link)[0] == 404
 
     # refused: no token, a type the inbox does not take, an unknown inbox
     body, ctype = multipart({"inbox": "inbox"}, {"file": ("x.png", png.read_bytes())})

@@ -1,9 +1,8 @@
 """daemon.http's pieces without a daemon: the listen setting, the failure reason classes, the
-page-rate history, and the multipart parser on a real form body."""
+page-rate history, and the streaming multipart sink on a real form body."""
 
 from __future__ import annotations
 
-import io
 import socket
 import time
 from pathlib import Path
@@ -12,8 +11,9 @@ import pytest
 
 from daemon.config import DaemonCfg, parse_config_text
 from daemon.errors import ConfigError
-from daemon.service.http import parse_listen, parse_multipart
+from daemon.service.http import parse_listen
 from daemon.service.metrics import Metrics, reason_class
+from daemon.service.upload import UploadError, UploadSink, UploadTarget
 
 
 def test_default_listens_on_loopback_9750_with_uploads_off() -> None:
@@ -81,16 +81,73 @@ def test_progress_rate_and_history_follow_the_pages() -> None:
     assert m.failures.labels(reason="corrupt")._value.get() == 1
 
 
-def test_multipart_parser_keeps_binary_files_byte_for_byte() -> None:
+def _form(boundary: str, data: bytes, *, fields_after: bool = False) -> bytes:
+    inbox = f'--{boundary}\r\nContent-Disposition: form-data; name="inbox"\r\n\r\nscans\r\n'.encode()
+    file = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="Grüße.pdf"\r\n'
+            "Content-Type: application/pdf\r\n\r\n").encode() + data + b"\r\n"
+    parts = [file, inbox] if fields_after else [inbox, file]
+    return b"".join(parts) + f"--{boundary}--\r\n".encode()
+
+
+def test_multipart_sink_streams_binary_files_byte_for_byte(tmp_path: Path) -> None:
     data = bytes(range(256)) * 50 + b"\r\n--not-the-boundary\r\n"
     boundary = "XyZ123"
-    body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="inbox"\r\n\r\nscans\r\n'
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="Grüße.pdf"\r\n'
-        "Content-Type: application/pdf\r\n\r\n"
-    ).encode() + data + f"\r\n--{boundary}--\r\n".encode()
-    fields, files = parse_multipart(io.BytesIO(body), len(body), boundary.encode())
-    assert fields == {"inbox": "scans"}
-    assert files["file"] == ("Grüße.pdf", data)
-    with pytest.raises(ValueError, match="ended early"):
-        parse_multipart(io.BytesIO(body[:100]), len(body), boundary.encode())
+    body = _form(boundary, data)
+    seen: list[tuple[dict[str, str], str]] = []
+
+    def open_file(fields: dict[str, str], filename: str) -> UploadTarget:
+        seen.append((fields, filename))
+        return UploadTarget(tmp_path, "upload.pdf", fields["inbox"])
+
+    sink = UploadSink(boundary.encode(), 1 << 20, open_file)
+    for i in range(0, len(body), 7):  # boundaries and headers split across pieces
+        sink.feed(body[i:i + 7])
+    dest = sink.finish()
+    assert seen == [({"inbox": "scans"}, "Grüße.pdf")]
+    assert dest == tmp_path / "upload.pdf" and dest.read_bytes() == data and sink.size == len(data)
+    assert [p.name for p in tmp_path.iterdir()] == ["upload.pdf"]  # the partial file renamed
+
+
+@pytest.mark.parametrize(("case", "status"), [("too large", 413), ("field after the file", 400), ("ended early", 400)])
+def test_multipart_sink_refusals_leave_nothing(tmp_path: Path, case: str, status: int) -> None:
+    boundary = "XyZ123"
+    data = b"%PDF-1.4 " * 2000
+    body = _form(boundary, data, fields_after=case == "field after the file")
+    if case == "ended early":
+        body = body[: len(body) // 2]
+    sink = UploadSink(boundary.encode(), 1000 if case == "too large" else 1 << 20,
+                      lambda fields, name: UploadTarget(tmp_path, "x.pdf", "scans"))
+    with pytest.raises(UploadError) as e:
+        for i in range(0, len(body), 512):
+            sink.feed(body[i:i + 512])
+        sink.finish()
+    assert e.value.status == status, e.value.message
+    if case == "too large":
+        assert sink.size <= 1000 + 512  # stopped at the piece that crossed the limit
+    sink.abort()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_upload_page_links_outputs_wraps_and_previews_no_link(tmp_path: Path) -> None:
+    from daemon.service.statuspage import PREVIEW_CHARS, upload_page_html
+
+    txt = tmp_path / "letter.txt"
+    txt.write_text("Dear Mr Smith, " + "x" * 300 + " <b>" + "y" * (2 * PREVIEW_CHARS), encoding="utf-8")
+    md = tmp_path / "letter.md"
+    md.write_text("# Letter\n", encoding="utf-8")
+    state = {"name": "letter.pdf", "inbox": "inbox", "state": "done", "language": "en", "doctype": "letter",
+             "route": "all", "pages": 1, "outputs": [str(txt), str(md)],
+             "downloads": ["/upload/u1/files/0/letter.txt", "/upload/u1/files/1/letter.md"]}
+    page = upload_page_html(state)
+    assert '<a href="/upload/u1/files/0/letter.txt" download>letter.txt</a>' in page
+    assert '<a href="/upload/u1/files/1/letter.md" download>letter.md</a>' in page
+    assert "white-space:pre-wrap" in page  # the preview wraps
+    pre = page.split("<pre>", 1)[1].split("</pre>", 1)[0]
+    assert pre.startswith("Dear Mr Smith, ") and "&lt;b&gt;" in pre and len(pre) < PREVIEW_CHARS + 20
+    # an output swapped for a symbolic link (to a secret) is not previewed
+    secret = tmp_path / "secret"
+    secret.write_text("the token", encoding="utf-8")
+    txt.unlink()
+    txt.symlink_to(secret)
+    page = upload_page_html(state)
+    assert "the token" not in page and "<pre>" not in page

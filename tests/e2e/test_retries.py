@@ -27,7 +27,7 @@ def test_repeating_error_is_shown_then_fails_the_document(tmp_path: Path, start_
     (tmp_path / "blocked").write_text("a file where the route wants a folder\n")
     cfg = with_http(write_rules(
         tmp_path,
-        daemon={"state_dir": "state", "failed_dir": "failed", "rescan_interval": 2, "retry_backoff": 4,
+        daemon={"state_dir": "state", "failed_dir": "failed", "rescan_interval": 2, "retry_backoff": 30,
                 "max_attempts": 3, "workers": 1, "render_workers": 1, "http": None},
         routes=[{"name": "all", "formats": ["txt", "json"], "destination": "blocked/out", "source": "keep"}],
     ))
@@ -37,7 +37,7 @@ def test_repeating_error_is_shown_then_fails_the_document(tmp_path: Path, start_
     docgen.make_image(tmp_path / "letter.png", docgen.SAMPLES["en"]).rename(tmp_path / "inbox" / "letter.png")
 
     # attempt 1 failed: visible everywhere while it waits for its next try
-    d.wait_log("attempt 1 of 3 failed, retry in 4s")
+    d.wait_log("attempt 1 of 3 failed, retry in 30s")
     status = json.loads(run_cli("status", "--json", "--config", str(cfg)).stdout)
     (r,) = status["retrying"]
     assert r["attempts"] == 1 and r["max_attempts"] == 3 and r["path"].endswith("letter.png")
@@ -52,7 +52,7 @@ def test_repeating_error_is_shown_then_fails_the_document(tmp_path: Path, start_
     assert "ocr_daemon_retries_total 1.0" in metrics and "ocr_daemon_documents_retrying 1.0" in metrics
 
     # the same error on the next try: not a passing problem, failed with its reason
-    wait_for(lambda: (tmp_path / "failed" / "letter.png.error.txt").exists(), 60, "the failed folder")
+    wait_for(lambda: (tmp_path / "failed" / "letter.png.error.txt").exists(), 120, "the failed folder")
     reason = (tmp_path / "failed" / "letter.png.error.txt").read_text()
     assert "the same error twice in a row" in reason, reason
     assert r["error"].split(" (")[0] in reason

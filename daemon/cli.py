@@ -432,10 +432,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"  doc-{f.id} {f.path.name}: {f.error}")
             if f.final_path:
                 print(f"      now at {f.final_path}")
-    from daemon.service.hooks import status_lines
+    if any(summary["hooks"][k] for k in ("pending", "failed", "delivered")):  # else not even the import
+        from daemon.service.hooks import status_lines
 
-    for line in status_lines(summary["hooks"]):
-        print(line)
+        for line in status_lines(summary["hooks"]):
+            print(line)
     return ExitCode.OK
 
 

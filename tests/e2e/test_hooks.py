@@ -285,3 +285,32 @@ def test_failing_exec_hook_leaves_the_document_done_and_shows(tmp_path: Path, st
     assert m[("ocr_daemon_hook_deliveries_pending", ())] == 0
     assert d.stop() == 0
     assert os.path.exists(tmp_path / "state" / "journal.sqlite3")
+
+
+def test_on_done_config_is_checked(tmp_path: Path) -> None:
+    """``check-config`` names a route whose hooks cannot work: no sidecar to give them, no hook at
+    all, a URL that is not http(s), an empty command."""
+    from daemon.config import parse_config_text
+    from daemon.errors import ConfigError
+
+    base = "inboxes: [{path: in}]\nroutes:\n  - name: r\n"
+    ok = parse_config_text(base + "    on_done: {webhook: 'https://u:p@dms.example:8443/hook?t=1', exec: [/bin/true]}\n")
+    h = ok.routes[0].on_done
+    assert h is not None and (h.timeout, h.attempts, h.backoff, h.backoff_max) == (60.0, 8, 10.0, 600.0)
+    for bad, says in (
+        ("    formats: [txt]\n    on_done: {webhook: 'http://127.0.0.1/x'}\n", "needs `json` in formats"),
+        ("    on_done: {timeout: 5}\n", "needs `exec`, `webhook` or both"),
+        ("    on_done: {webhook: 'ftp://example/x'}\n", "not an http:// or https:// URL"),
+        ("    on_done: {webhook: 'http://h:99999/x'}\n", "is not a URL"),
+        ("    on_done: {exec: []}\n", "at least 1"),
+        ("    on_done: {exec: ['']}\n", "must not be empty"),
+        ("    on_done: {webhook: 'http://h/x', attempts: 0}\n", "greater than or equal to 1"),
+    ):
+        with pytest.raises(ConfigError) as e:
+            parse_config_text(base + bad)
+        assert any(says in p for p in e.value.problems), (bad, e.value.problems)
+    from daemon.journal.deliveries import target_text
+    from daemon.service.hooks import specs_of
+
+    # what logs and status show of a webhook: no credentials, no query
+    assert [target_text(s) for s in specs_of(ok.routes[0])] == ["/bin/true", "https://dms.example:8443/hook"]

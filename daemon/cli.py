@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--engine", choices=["tesseract", "vllm", "openai"], help="override engine.kind")
     p.add_argument("--jsonl", action="store_true", help="one JSON object per file on stdout (for scripts)")
+    p.add_argument(
+        "--hooks-wait", type=float, default=60.0, metavar="SECONDS",  # daemon.service.hooks.run_for_once says why
+        help="run the routes' on_done hooks at the end, retrying for up to SECONDS (default 60); "
+        "0: only journal them (the daemon delivers them at its next start)",
+    )
     p.add_argument("files", nargs="+", type=Path)
 
     p = sub.add_parser("route", help="show how a file would be classified and routed (OCRs it, writes nothing)")
@@ -225,6 +230,7 @@ def cmd_once(args: argparse.Namespace) -> int:
     bar = OnceProgress(sys.stderr)
     pipeline = Pipeline(cfg, journal, engine, on_progress=bar)
     failures = 0
+    finished: list[int] = []  # documents done/duplicate in this run: their on_done hooks run at the end
     try:
         for f in args.files:
             path = Path(os.path.abspath(f))
@@ -262,6 +268,8 @@ def cmd_once(args: argparse.Namespace) -> int:
                 outcome = pipeline.process(claimed)
             finally:
                 bar.close()
+            if outcome.state in ("done", "duplicate"):
+                finished.append(doc.id)
             if args.jsonl:
                 failures += outcome.state not in ("done", "duplicate")
                 _print_jsonl(_once_record(f, journal, doc.id, outcome.state, time.monotonic() - t0, outcome.reason or None))
@@ -278,6 +286,10 @@ def cmd_once(args: argparse.Namespace) -> int:
     finally:
         pipeline.close()
         engine.close()
+    from daemon.service.hooks import run_for_once
+
+    for line in run_for_once(journal, finished, args.hooks_wait):  # a failed hook does not fail the document
+        print(line, file=sys.stderr)
     return ExitCode.FAILURES if failures else ExitCode.OK
 
 
@@ -380,7 +392,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     state_dir = state_dir_of(args.config)
     if not journal_exists(state_dir):  # status never creates a journal (or its folder)
         if args.json:
-            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "recent_failures": []}, indent=2))
+            from daemon.journal import deliveries
+
+            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "recent_failures": [],
+                              "hooks": deliveries.summary(None)}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
@@ -425,6 +440,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"  doc-{f.id} {f.path.name}: {f.error}")
             if f.final_path:
                 print(f"      now at {f.final_path}")
+    if any(summary["hooks"][k] for k in ("pending", "failed", "delivered")):  # else not even the import
+        from daemon.service.hooks import status_lines
+
+        for line in status_lines(summary["hooks"]):
+            print(line)
     return ExitCode.OK
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "InboxCfg",
     "Lang",
     "LangOrUnknown",
+    "OnDoneCfg",
     "OpenAICfg",
     "PageGuardsCfg",
     "PagesRange",
@@ -438,6 +439,69 @@ def _check_template(v: str) -> str:
     return v
 
 
+class OnDoneCfg(Strict):
+    """Hooks run when a document of the route is done (or linked as a duplicate), after its outputs
+    are written: a command, a webhook, or both. Deliveries are journaled and retried; a failed one
+    never fails the document (docs/hooks.md)."""
+
+    # daemon/service/hooks.py runs them; daemon/journal/deliveries.py journals them
+    exec: list[str] | None = Field(
+        None, min_length=1, examples=[["/usr/local/bin/import-document", "--quiet"]],
+        description="command to run, as an argv list (no shell); the sidecar's path is added as its last argument "
+        "and its JSON is on stdin; a minimal environment (docs/hooks.md); exit code 0 = delivered",
+    )
+    webhook: str | None = Field(
+        None, examples=["https://dms.example/api/ocr-done"],
+        description="URL the sidecar JSON is POSTed to, with the header `Idempotency-Key: <document id>`; "
+        "a 2xx answer = delivered",
+    )
+    timeout: float = Field(
+        60.0, gt=0, le=3600, examples=[10],
+        description="seconds one try may take: the command is killed (with its process group) after it, "
+        "the webhook's connection or any wait for its answer ends at it",
+    )
+    attempts: int = Field(
+        8, ge=1, le=100, examples=[3],
+        description="tries of one delivery before it is recorded failed; a webhook's 4xx answer (other than 408, "
+        "409, 425, 429) fails it at once",
+    )
+    backoff: float = Field(
+        10.0, ge=0, le=86400, examples=[30],
+        description="seconds before the second try; doubles on each try after it, up to `backoff_max`",
+    )
+    backoff_max: float = Field(
+        600.0, ge=0, le=86400, examples=[3600], description="longest wait between two tries (seconds)"
+    )
+
+    @field_validator("webhook")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None:
+            from urllib.parse import urlsplit
+
+            try:
+                u = urlsplit(v)
+                u.port  # noqa: B018 - raises ValueError on a bad port
+            except ValueError as e:
+                raise ValueError(f"{v!r} is not a URL ({e})") from e
+            if u.scheme not in ("http", "https") or not u.hostname:
+                raise ValueError(f"{v!r} is not an http:// or https:// URL with a host")
+        return v
+
+    @field_validator("exec")
+    @classmethod
+    def _argv(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (not v[0] or any("\0" in a for a in v)):
+            raise ValueError("the command (first item) must not be empty, nor may any argument hold a NUL")
+        return v
+
+    @model_validator(mode="after")
+    def _something(self) -> OnDoneCfg:
+        if self.exec is None and self.webhook is None:
+            raise ValueError("on_done needs `exec`, `webhook` or both")
+        return self
+
+
 class RouteCfg(Strict):
     """A route: where a matching document's outputs go and what happens to its source. The
     first route whose `match` holds takes the document."""
@@ -472,6 +536,11 @@ class RouteCfg(Strict):
     pdfa: bool = Field(
         False, examples=[True], description="make the searchable PDF (`pdf` format) a PDF/A-2b through Ghostscript"
     )
+    on_done: OnDoneCfg | None = Field(
+        None, examples=[{"webhook": "https://dms.example/api/ocr-done", "attempts": 5}],
+        description="hooks run once the document is done: `exec` (a command) and/or `webhook` (a POST), both given "
+        "the sidecar; needs `json` in `formats` (docs/hooks.md)",
+    )
 
     @field_validator("destination", "archive_to")
     @classmethod
@@ -482,6 +551,8 @@ class RouteCfg(Strict):
     def _archive_needs_folder(self) -> RouteCfg:
         if self.source == "archive" and not self.archive_to:
             raise ValueError("source: archive needs archive_to (a folder template)")
+        if self.on_done is not None and "json" not in self.formats:
+            raise ValueError("on_done needs `json` in formats: the hooks are given the sidecar")
         return self
 
 

@@ -676,7 +676,10 @@ def status_summary(journal: Journal, max_attempts: int | None = None) -> dict[st
     """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
     with): documents by state, the documents in progress with their page progress, the documents
     waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
-    config is known), and the ten most recent failures with their reasons. Read-only."""
+    config is known), the ten most recent failures with their reasons, and the on_done hook
+    deliveries pending and failed. Read-only."""
+    from daemon.journal import deliveries  # it imports this module
+
     return {
         "counts": journal.counts(),
         "in_progress": [p.to_json() for p in journal.progress()],
@@ -690,4 +693,5 @@ def status_summary(journal: Journal, max_attempts: int | None = None) -> dict[st
              "final_path": None if f.final_path is None else str(f.final_path)}
             for f in journal.recent_failures(10)
         ],
+        "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
     }

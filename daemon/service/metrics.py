@@ -7,10 +7,11 @@ Contract:
   restart resets them; ``rate()`` copes).
 - The pipeline and the service report through the module functions below (``observe_stage``,
   ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``,
-  ``stage_degraded`` (an optional stage that failed, by stage), ``document_retried``): each is a
+  ``stage_degraded`` (an optional stage that failed, by stage), ``document_retried``,
+  ``hook_delivery`` (one try of an ``on_done`` hook, by kind and outcome)): each is a
   one-line hook, thread-safe, cheap (a lock and a few additions) and never raises.
-- Values only known at scrape time (documents by state from the journal, queue depth, engine
-  restarts, GPU memory) are read from the running service by ``ServiceCollector`` when
+- Values only known at scrape time (documents by state from the journal, queue depth, hook
+  deliveries pending, engine restarts, GPU memory) are read from the running service by ``ServiceCollector`` when
   ``/metrics`` is asked for; nothing polls in the background.
 - ``live_progress()`` is the one place that says how far each document in flight is. It is built
   on the page counts these hooks see; once the journal records finished pages (issue 17, page-
@@ -134,6 +135,10 @@ class Metrics:
         self.retries = Counter(
             "ocr_daemon_retries", "Failed tries of a document (each counts towards daemon.max_attempts)", registry=r
         )
+        self.hooks = Counter(
+            "ocr_daemon_hook_deliveries", "Tries of on_done hooks, by kind (exec, webhook) and outcome (delivered; "
+            "retry: failed, tried again later; failed: failed for good)", ["kind", "outcome"], registry=r,
+        )
         self.stage = Histogram(
             "ocr_daemon_stage_seconds", "Latency of a pipeline stage (per page for render and engine)", ["stage"],
             buckets=BUCKETS, registry=r,
@@ -150,6 +155,9 @@ class Metrics:
             self.stage.labels(stage=s)
         for o in ("done", "duplicate", "superseded", "failed", "retry"):
             self.finished.labels(outcome=o)
+        for kind in ("exec", "webhook"):
+            for o in ("delivered", "retry", "failed"):
+                self.hooks.labels(kind=kind, outcome=o)
         from daemon.stages import OPTIONAL
 
         for st in sorted(OPTIONAL):  # every optional stage shows up with 0 before its first failure
@@ -202,6 +210,11 @@ class Metrics:
         """A try of a document failed; it is retried later or, past its attempts, failed."""
         with contextlib.suppress(Exception):
             self.retries.inc()
+
+    def hook_delivery(self, kind: str, outcome: str) -> None:
+        """One try of an ``on_done`` hook ended: ``delivered``, ``retry`` or ``failed``."""
+        with contextlib.suppress(Exception):
+            self.hooks.labels(kind=kind, outcome=outcome).inc()
 
     def document_finished(self, doc_id: int, outcome: str, reason: str = "") -> None:
         with self._lock:
@@ -346,6 +359,14 @@ class ServiceCollector(Collector):
             retrying = 0
         yield GaugeMetricFamily("ocr_daemon_documents_retrying",
                                 "Documents waiting for another try after a failed one (status: retrying)", value=retrying)
+        try:
+            from daemon.journal.deliveries import pending_count
+
+            pending = pending_count(svc.journal)
+        except Exception:
+            pending = 0
+        yield GaugeMetricFamily("ocr_daemon_hook_deliveries_pending",
+                                "on_done hook deliveries of done documents not made yet (status: hooks)", value=pending)
         yield GaugeMetricFamily("ocr_daemon_queue_depth", "Documents queued and waiting for a worker", value=len(svc.queue))
         yield GaugeMetricFamily("ocr_daemon_settling_files", "Files seen in an inbox, waiting to be unchanged long enough",
                                 value=svc.tracker.pending())
@@ -376,3 +397,4 @@ page_recognized = METRICS.page_recognized
 document_finished = METRICS.document_finished
 stage_degraded = METRICS.stage_degraded
 document_retried = METRICS.document_retried
+hook_delivery = METRICS.hook_delivery

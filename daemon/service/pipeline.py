@@ -25,6 +25,9 @@ Contract:
   document. Optional stages that failed are recorded on their pages or the document
   (``degraded``), logged with document and page, counted in ``/metrics``, and the document is
   done with what the essential stages gave.
+- Hooks (``routes[].on_done``): their deliveries are journaled (``hooks.record``) after the outputs
+  are written and before the document is recorded done/duplicate; the daemon's dispatcher
+  (``daemon.service.hooks``) makes them. A hook never fails the document.
 - Retries are bounded and visible: every error but a bad input (``InputError``: failed at once)
   counts one strike; the document is retried with exponential backoff until
   ``daemon.max_attempts`` strikes, or at once failed when the same error comes back twice in a row
@@ -56,7 +59,7 @@ from daemon.names import display, for_log
 from daemon.pagerecord import PageResult
 from daemon.pages import probe
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask
-from daemon.service import metrics
+from daemon.service import hooks, metrics
 from daemon.service.outputs import Prepared, prepare_outputs, warm_worker
 from daemon.service.recognize import Recognizer
 from daemon.service.sidecar import DuplicateOf, Sidecar
@@ -224,6 +227,7 @@ class Pipeline:
         self._cleanup_temp(doc)
         timings["total"] = time.monotonic() - t0
         metrics.observe_stage("finish", timings["total"] - timings.get("count", 0.0) - timings.get("ocr", 0.0))
+        hooks.record(self.journal, self.cfg, doc.id, decision.name, outputs)  # journaled before "done"
         self.journal.finish(
             doc.id, language=cls.language, doctype=cls.doctype, route=decision.name, pages=n, outputs=outputs,
             final_path=final, timings=timings,
@@ -345,6 +349,7 @@ class Pipeline:
             final = self.sources.act(doc, src, decision.source_action, target)
         finally:
             self.sources.release(target)
+        hooks.record(self.journal, self.cfg, doc.id, decision.name, outputs)  # journaled before "duplicate"
         self.journal.finish_duplicate(doc.id, outputs=outputs, final_path=final)
         log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, for_log(src.name))
         return Outcome("duplicate", outputs=outputs, final_path=final)

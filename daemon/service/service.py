@@ -9,7 +9,9 @@ Contract:
 - SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
   Engine settings need a restart (logged); inboxes, doctypes and routes apply at once.
 - Threads: signal handlers only set events; the main thread does reload/stop. Watch callbacks
-  only enqueue; the stability thread admits into the journal; ``workers`` threads process.
+  only enqueue; the stability thread admits into the journal; ``workers`` threads process;
+  ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started after the journal recovery,
+  stopped after the drain).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from daemon.models import Candidate
 from daemon.names import for_log
 from daemon.pages import probe
 from daemon.service import metrics
+from daemon.service.hooks import Dispatcher
 from daemon.service.http import HttpEndpoint, start_http
 from daemon.service.pipeline import Pipeline
 from daemon.service.sdnotify import notify, watchdog_interval
@@ -129,6 +132,7 @@ class Service:
         self._recent: deque[tuple[float, int]] = deque(maxlen=10_000)  # (finish time, pages)
         self._started = time.monotonic()
         self.http: HttpEndpoint | None = None  # daemon.http: health, metrics, status page
+        self.hooks = Dispatcher(self.journal)  # routes[].on_done deliveries
 
     # -- callbacks ------------------------------------------------------------------------------
 
@@ -170,6 +174,7 @@ class Service:
         recovered = self.journal.recover()
         if recovered:
             log.info("re-queued %d document(s) left in processing by an unclean stop", recovered)
+        self.hooks.start()  # resumes deliveries a stop or crash left pending
         self._start_engine()
         self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
         self.pipeline.warm()
@@ -272,6 +277,8 @@ class Service:
                 if not self._stop.is_set():
                     self.queue.put(doc_id, time.time() + outcome.retry_in)
             else:
+                if outcome.state in ("done", "duplicate"):
+                    self.hooks.wake()
                 self.done_count += 1
                 self.pages_done += outcome.pages
                 with self._busy_lock:
@@ -399,6 +406,7 @@ class Service:
             left = list(self._busy)
         if left:
             log.warning("stopped with %d document(s) unfinished; they resume at the next start", len(left))
+        self.hooks.stop()  # tries still running after its grace stay pending for the next start
         self.journal.recover()  # anything still marked processing goes back to queued
         if self.pipeline is not None:
             self.pipeline.close()

@@ -135,6 +135,7 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
     else:
         failures = '<p class="dim" id="failures">no failures</p>'
     up = '<p><a href="/upload">Try a file…</a></p>' if upload else ""
+    hooks = _hooks_section(st.get("hooks") or {})
     body = f"""
 <h1>ocr-daemon</h1>
 <p>{ready} · engine <b>{_e(live["engine"])}</b> · up {_duration(live["uptime_seconds"])} ·
@@ -150,9 +151,26 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
 {_rate_chart(live["history"])}
 <h2>Failures and retries</h2>
 {failures}
+{hooks}
 <p class="dim">Reloads every 5 s · <a href="/status">/status</a> (JSON) · <a href="/metrics">/metrics</a> · <a href="/healthz/ready">/healthz/ready</a></p>
 """
     return _doc("ocr-daemon", body, refresh=5)
+
+
+def _hooks_section(h: dict[str, Any]) -> str:
+    """The on_done hooks' deliveries (``deliveries.summary``): counts, then pending and failed ones;
+    nothing when no route ever had hooks."""
+    if not (h.get("pending") or h.get("failed") or h.get("delivered")):
+        return ""
+    rows = "".join(
+        f'<tr class="hook-{_e(d["state"])}"><td>doc-{_e(d["document_id"])}</td><td>{_e(d["kind"])} {_e(d["target"])}</td>'
+        f'<td>{_e(d["state"])}, {_e(d["attempts"])} of {_e(d["max_attempts"])} tries</td>'
+        f'<td class="reason">{_e(d["error"] or "")}</td></tr>'
+        for d in [*h["pending_deliveries"], *h["failed_deliveries"]]
+    )
+    table = f'<table id="hooks"><tr><th>document</th><th>hook</th><th>state</th><th>last error</th></tr>{rows}</table>'
+    return (f'<h2>Hooks</h2><p id="hook-counts"><b>{h["pending"]}</b> pending · <b>{h["failed"]}</b> failed · '
+            f'<b>{h["delivered"]}</b> delivered</p>{table if rows else ""}')
 
 
 def upload_form_html(inboxes: Sequence[InboxCfg], *, max_mb: int, token: str) -> str:

@@ -127,6 +127,28 @@ class PageRecord:
     info: Mapping[str, Any] = field(default_factory=dict)  # rotation, cropped, script, size, source_size
 
 
+@dataclass(frozen=True)
+class RebuiltDoc:
+    """A finished document as ``daemon.journal.rebuild`` found it on disk (a sidecar or a failed
+    folder's note), for ``Journal.add_rebuilt``."""
+
+    id: int | None  # its document id then (kept where free: raw/<id> still matches); None: unknown
+    path: Path  # where it was dropped
+    inbox: str
+    size: int
+    sha256: str
+    state: DocState  # done, duplicate or failed
+    outputs: tuple[Path, ...] = ()
+    final_path: Path | None = None  # where the source is now (kept, archived, failed folder)
+    language: str | None = None
+    doctype: str | None = None
+    route: str | None = None
+    pages: int | None = None
+    duplicate_of: int | None = None
+    error: str | None = None
+    created: float = 0.0
+
+
 def _json_paths(v: str | None) -> tuple[Path, ...]:
     try:
         return tuple(Path(p) for p in json.loads(v)) if v else ()

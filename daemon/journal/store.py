@@ -25,10 +25,15 @@ Contract:
 - Schema versions: a journal written by an older daemon is migrated on open (columns added, the
   pages table created; nothing removed), so it keeps working; a read-only open of an old journal
   works too (no pages: no progress).
+- Write failures: ``on_write_error`` hears of every write that failed because the journal cannot
+  be written (full, I/O error, damaged...), and a failed transaction never leaves the thread's
+  connection inside it (``_tx``): once the fault is gone, the next write works.
+- State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
+  ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
-Over ~500 lines on purpose: it is the one module that knows the SQL schema; every statement
-against the journal's tables is here, beside the transactions and migration that keep them
-consistent. The row types and their column codecs live in ``rows.py`` (re-exported here).
+Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here,
+beside the transactions and migration that keep them consistent. The tables themselves (DDL)
+are in ``schema.py``, the row types and their column codecs in ``rows.py`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -40,8 +45,8 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from daemon.errors import ExitCode, FatalError
@@ -50,6 +55,7 @@ from daemon.journal.rows import (
     AdmitAction,
     JournalRow,
     PageRecord,
+    RebuiltDoc,
     _doc,
     _dump_paths,
     _row,
@@ -58,10 +64,11 @@ from daemon.journal.rows import (
     sha256_file,
     status_summary,
 )
+from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_VERSION, V2_COLUMNS
 from daemon.models import DocState, Document, PageText, Progress
 
 __all__ = [
-    "NOT_READ", "SCHEMA", "Admission", "AdmitAction", "Journal", "JournalRow", "PageRecord", "db_path",
+    "NOT_READ", "SCHEMA", "Admission", "AdmitAction", "Journal", "JournalRow", "PageRecord", "RebuiltDoc", "db_path",
     "from_db_path", "journal_exists", "journal_path", "sha256_file", "status_summary",
 ]
 
@@ -70,63 +77,23 @@ log = logging.getLogger(__name__)
 #: ``sha256`` of a link, special or hard-linked file: never opened, so never hashed.
 NOT_READ = "not-read"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    path        TEXT NOT NULL,
-    inbox       TEXT NOT NULL,
-    size        INTEGER NOT NULL,
-    mtime       REAL NOT NULL,
-    sha256      TEXT NOT NULL,
-    state       TEXT NOT NULL,
-    attempts    INTEGER NOT NULL DEFAULT 0,      -- times claimed for processing
-    strikes     INTEGER NOT NULL DEFAULT 0,      -- counted failures (worker crashes, internal errors)
-    not_before  REAL NOT NULL DEFAULT 0,      -- retry backoff: do not start before this time
-    error       TEXT,
-    language    TEXT,
-    doctype     TEXT,
-    route       TEXT,
-    pages       INTEGER,
-    outputs     TEXT,                          -- JSON list of output paths written
-    planned     TEXT,                          -- JSON list of output paths this doc owns (crash repeat)
-    final_path  TEXT,                          -- where the source ended (archive/failed/kept path)
-    duplicate_of INTEGER,
-    timings     TEXT,                          -- JSON {stage: seconds}
-    created     REAL NOT NULL,
-    updated     REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
-CREATE INDEX IF NOT EXISTS documents_sha ON documents(sha256);
-CREATE INDEX IF NOT EXISTS documents_state ON documents(state);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-"""
-
-#: Version 2: ``documents.total_pages``/``started`` and the ``pages`` table (page-level resume and
-#: progress). ``PRAGMA user_version`` holds the version; older journals are migrated on open.
-SCHEMA_VERSION = 2
-
-SCHEMA_V2 = """
-CREATE TABLE IF NOT EXISTS pages (
-    doc_id   INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    idx      INTEGER NOT NULL,                -- 0-based page index
-    key      TEXT NOT NULL,                   -- engine + render settings it was read with
-    text     TEXT NOT NULL,                   -- the engine's raw text
-    engine   TEXT NOT NULL,
-    seconds  REAL NOT NULL,
-    flags    TEXT NOT NULL,                   -- JSON list
-    meta     TEXT NOT NULL,                   -- JSON object (engine facts)
-    source   TEXT NOT NULL,                   -- ocr | text_layer
-    info     TEXT NOT NULL,                   -- JSON object: rotation, cropped, script, size, source_size
-    created  REAL NOT NULL,
-    PRIMARY KEY (doc_id, idx)
-);
-"""
-#: Columns added to ``documents`` by version 2 (name, SQL type).
-V2_COLUMNS = (("total_pages", "INTEGER"), ("started", "REAL"))
-
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
 
+
+
+#: SQLite result codes (primary, ``errorcode & 0xff``) that say the journal cannot be written
+#: now -- full, I/O error, read-only, busy/locked past the timeout, damaged, not a database, not
+#: openable -- as opposed to a statement that is wrong (constraint, misuse: a bug, not a fault).
+WRITE_PROBLEMS = frozenset({
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM,
+})
+
+
+def _write_problem(e: sqlite3.Error) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in WRITE_PROBLEMS
 
 
 def journal_path(state_dir: Path) -> Path:
@@ -157,6 +124,10 @@ class Journal:
         self.path = journal_path(self.state_dir)
         self.readonly = readonly
         self._local = threading.local()
+        #: Called (on the failing thread) with the error of every write that fails because the
+        #: journal cannot be written (not for constraint or usage errors): the daemon's
+        #: ``JournalHealth`` turns it into "not ready" until a test write succeeds again.
+        self.on_write_error: Callable[[sqlite3.Error], None] | None = None
         try:
             if readonly:
                 if not journal_exists(self.state_dir):
@@ -213,15 +184,25 @@ class Journal:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. A failed write (disk full, I/O error, damaged file) is rolled
+        back -- SQLite may have done so itself already, and a COMMIT that fails leaves the
+        transaction open, which would break every later ``BEGIN`` on this thread's connection --
+        reported to ``on_write_error`` and raised."""
         db = self._conn()
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            if _write_problem(e) and self.on_write_error is not None:
+                self.on_write_error(e)
             raise
-        else:
-            db.execute("COMMIT")
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -303,10 +284,17 @@ class Journal:
         rows = self._conn().execute("SELECT id, not_before FROM documents WHERE state='queued' ORDER BY id").fetchall()
         return [(int(r["id"]), float(r["not_before"])) for r in rows]
 
-    def recover(self) -> int:
-        """Put rows a crash left in ``processing`` back to ``queued``. Returns how many."""
+    def recover(self, keep: Collection[int] = (), not_before: float = 0.0) -> int:
+        """Put rows a crash left in ``processing`` back to ``queued`` -- all but ``keep`` (rows
+        workers of this process still hold: after a failed journal write, the others were left
+        in ``processing`` by it), not to start before ``not_before``. Returns how many."""
+        held = ",".join(str(int(i)) for i in keep)
         with self._tx() as db:
-            cur = db.execute("UPDATE documents SET state='queued', updated=? WHERE state='processing'", (time.time(),))
+            cur = db.execute(
+                "UPDATE documents SET state='queued', not_before=max(not_before, ?), updated=?"
+                f" WHERE state='processing' AND id NOT IN ({held})",
+                (not_before, time.time()),
+            )
             return cur.rowcount
 
     def set_planned(self, doc_id: int, paths: list[Path]) -> None:
@@ -492,6 +480,74 @@ class Journal:
             )
             for r in rows
         ]
+
+    # -- the journal's own state (health, identity, rebuild) ---------------------------------
+
+    def check_writable(self) -> None:
+        """One small real write (a timestamp in ``meta``); raises like any failed write."""
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('write_check', ?)", (str(time.time()),))
+
+    def identity(self) -> str | None:
+        """The id given to this journal when it was made (``guard`` keeps a copy beside it: a
+        journal without it, or with another, is not the one the daemon was using)."""
+        row = self._conn().execute("SELECT value FROM meta WHERE key='journal_id'").fetchone()
+        return str(row["value"]) if row else None
+
+    def high_water(self) -> int:
+        """The highest document id in the journal (0 for none): one lower than its marker
+        recorded has lost rows (an older copy put back, rows deleted)."""
+        row = self._conn().execute("SELECT max(id) AS n FROM documents").fetchone()
+        return int(row["n"] or 0) if row else 0
+
+    def set_identity(self, value: str) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('journal_id', ?)", (value,))
+
+    def add_rebuilt(self, doc: RebuiltDoc) -> bool:
+        """Record a finished document found on disk (``daemon.journal.rebuild``: a sidecar or a
+        failed folder's note) that this journal lost. False when it already has the document
+        finished (same path and content). ``mtime`` is stored as -1, so the file, where it is still
+        in an inbox, is hashed once at its next admission and found done by its content."""
+        spath, state = db_path(doc.path), doc.state.value
+        now = time.time()
+        with self._tx() as db:
+            if db.execute(
+                "SELECT 1 FROM documents WHERE path=? AND sha256=? AND state IN ('done','duplicate','failed')",
+                (spath, doc.sha256),
+            ).fetchone():
+                return False
+            cols = (state, doc.error, doc.language, doc.doctype, doc.route, doc.pages, _dump_paths(list(doc.outputs)),
+                    db_path(doc.final_path), doc.duplicate_of)
+            same = db.execute("SELECT path, sha256 FROM documents WHERE id=?", (doc.id,)).fetchone() if doc.id else None
+            if doc.id and same is not None and (same["path"], same["sha256"]) == (spath, doc.sha256):
+                # unfinished in this journal (a restored backup) but finished on disk since
+                db.execute(
+                    "UPDATE documents SET state=?, error=?, language=?, doctype=?, route=?, pages=?, outputs=?,"
+                    " final_path=?, duplicate_of=?, updated=? WHERE id=?", (*cols, now, doc.id),
+                )
+                self._drop_pages(db, doc.id)
+                return True
+            db.execute(
+                "INSERT INTO documents(id, path, inbox, size, mtime, sha256, state, error, language, doctype, route,"
+                " pages, outputs, final_path, duplicate_of, created, updated) VALUES (?,?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (doc.id if doc.id and same is None else None, spath, doc.inbox, doc.size, doc.sha256, *cols, doc.created, now),
+            )
+        return True
+
+    def admit_unreadable(self, path: Path, inbox: str, reason: str) -> Document:
+        """A file that could not be read ``daemon.max_attempts`` times: recorded unread (``sha256``
+        is ``NOT_READ``) in ``processing``, for the caller to fail it (``Sources.fail``, ``fail``)."""
+        st = os.lstat(path)
+        now = time.time()
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO documents(path, inbox, size, mtime, sha256, state, attempts, error, created, updated)"
+                " VALUES (?,?,?,?,?,'processing',1,?,?,?)",
+                (db_path(path), inbox, st.st_size, st.st_mtime, NOT_READ, reason, now, now),
+            )
+            row = db.execute("SELECT * FROM documents WHERE id=?", (cur.lastrowid,)).fetchone()
+        return _doc(row)
 
     # -- queries ---------------------------------------------------------------------------
 

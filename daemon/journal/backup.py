@@ -35,10 +35,10 @@ from daemon.fsio import fsync_dir
 log = logging.getLogger(__name__)
 
 #: Seconds the start-up ``quick_check`` may take before it is cut short (and passed, with a
-#: warning). Measured with bench/bench_journal_state.py on the 2-core dev VM: 100k finished
-#: documents (a 77 MB journal) take 0.33 s, 1M (770 MB) about 3.4 s -- the time grows with the
-#: file, ~4.4 s per GB -- so 30 s covers ~7 GB of journal (tens of millions of documents) and
-#: bounds the start of anything larger.
+#: warning). Measured with bench/bench_journal_state.py on the shared 2-core dev VM
+#: (bench/RESULTS.md): 100k finished documents (a 74 MB journal) 0.42 s (median 0.47 s), 1M
+#: (738 MB) 1.8 s (median 2.2 s) -- about 3 s per GB -- so 30 s covers a ~10 GB journal (over
+#: ten million documents) and bounds the start of anything larger.
 QUICK_CHECK_BUDGET = 30.0
 
 #: Name of the backups folder inside the state folder, and of each backup in it.

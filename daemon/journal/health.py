@@ -27,11 +27,11 @@ from daemon.journal.store import Journal
 log = logging.getLogger(__name__)
 
 #: Free bytes the state folder's filesystem needs before the journal counts as writable again.
-#: A document's journal writes are one WAL frame (a 4 KiB page) or a few per commit: 7 commits
-#: and ~40 KiB of WAL for a 10-page document with its page records (bench/bench_journal_state.py
-#: "wal" figures), so 1 MiB lets the documents in flight finish and record their pages instead
-#: of failing again at the next page.
-HEADROOM = 1 << 20
+#: The WAL grows until SQLite's auto-checkpoint at 1000 pages (4 MiB) and is then reused from its
+#: start; one 10-page document appends 49 WAL frames (197 KiB) in 16 commits
+#: (bench/bench_journal_state.py "wal"), so four in flight need ~0.8 MiB. 4 MiB free lets the
+#: WAL reach its full size: work goes on instead of failing again at the next page.
+HEADROOM = 4 << 20
 
 #: SQLite result codes that say the file is damaged (not just unwritable now).
 DAMAGE = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})

@@ -43,6 +43,8 @@ log = logging.getLogger(__name__)
 #: are not read.
 MAX_SIDECAR_BYTES = 16 << 20
 NOTE_TAIL = ".error.txt"
+#: Documents recorded per journal transaction (one sync each).
+BATCH = 1000
 
 
 @dataclass
@@ -77,25 +79,29 @@ def from_disk(journal: Journal, cfg: Config) -> Report:
     """Record in ``journal`` the finished documents found on disk (see the module contract)."""
     t0 = time.monotonic()
     rep = Report()
+    batch: list[RebuiltDoc] = []
+
+    def take(doc: RebuiltDoc | None, note: bool = False) -> None:
+        if doc is None:
+            rep.unreadable += 1
+            return
+        rep.notes += note
+        rep.sidecars += not note
+        batch.append(doc)
+        if len(batch) >= BATCH:
+            rep.added += journal.add_rebuilt(batch)
+            batch.clear()
+
     skip = [Path(os.path.abspath(cfg.daemon.state_dir)), Path(os.path.abspath(cfg.daemon.failed_dir))]
     for root in output_roots(cfg):
         for path in _files(root, skip, ".json"):
-            doc = _sidecar(path)
-            if doc is None:
-                rep.unreadable += 1
-                continue
-            rep.sidecars += 1
-            rep.added += journal.add_rebuilt(doc)
+            take(_sidecar(path))
     failed = Path(os.path.abspath(cfg.daemon.failed_dir))
     if failed.is_dir():
         by_note = {error_note_name(p.name): p for p in _files(failed, [], "") if not p.name.endswith(NOTE_TAIL)}
         for note in _files(failed, [], NOTE_TAIL):
-            doc = _note(note, by_note.get(note.name))
-            if doc is None:
-                rep.unreadable += 1
-                continue
-            rep.notes += 1
-            rep.added += journal.add_rebuilt(doc)
+            take(_note(note, by_note.get(note.name)), note=True)
+    rep.added += journal.add_rebuilt(batch)
     rep.seconds = time.monotonic() - t0
     return rep
 

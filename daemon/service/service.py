@@ -467,6 +467,9 @@ class Service:
         if self.watcher is not None:
             self.watcher.stop()
         self._start_watching()
+        if self.scheduler.get_job("journal-backup") is not None:
+            self.scheduler.remove_job("journal-backup")
+        self._schedule_backups()  # a new interval or number kept applies at once
         n = self.watcher.scan() if self.watcher else 0
         log.info("reloaded %s: %d inbox(es), %d route(s); %d file(s) seen", self.config_path, len(new.inboxes), len(new.routes), n)
         notify("READY=1")

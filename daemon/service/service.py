@@ -309,7 +309,7 @@ class Service:
             while not self.journal_health.wait(1.0):  # start nothing the journal cannot record
                 if self._stop.is_set():
                     return  # still queued in the journal: the next start takes it
-            with self._busy_lock:  # busy before the claim: _requeue_stranded never re-queues it under us
+            with self._busy_lock:  # busy before the claim: _check_journal never re-queues it under us
                 self._busy[doc_id] = time.monotonic()
             try:
                 doc = self.journal.claim(doc_id)

@@ -54,6 +54,10 @@ class StateLock:
         try:
             Path(state_dir).mkdir(parents=True, exist_ok=True)
             self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            if os.geteuid() == 0:  # `sudo ocr-daemon once` first: the file is still the service user's
+                owner = os.stat(state_dir)
+                if os.fstat(self._fd).st_uid != owner.st_uid:
+                    os.fchown(self._fd, owner.st_uid, owner.st_gid)
         except OSError as e:
             raise FatalError(f"cannot use the state folder {state_dir}: {e.strerror}: {self.path}", ExitCode.STATE) from e
         try:

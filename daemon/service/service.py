@@ -20,6 +20,9 @@ Contract:
   Engine settings need a restart (logged); inboxes, doctypes and routes apply at once.
 - Threads: signal handlers only set events; the main thread does reload/stop. Watch callbacks
   only enqueue; the stability thread admits into the journal; ``workers`` threads process.
+
+Just over ~500 lines: the workers' loop and what it does when the journal fails under it belong
+with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Exit codes (the only place they are produced is ``main`` via ``daemon.errors.exit_code_for``):
 0 ok; 1 some documents failed / unexpected error; 2 invalid config or usage; 3 the OCR engine
-could not start; 4 state dir/journal unusable; 130 interrupted; 141 the reader of the output
-went away (``ocr-daemon status | head``: like any Unix tool killed by SIGPIPE, no traceback).
+could not start; 4 state dir/journal unusable (or damaged); 5 another ocr-daemon holds the state
+dir; 130 interrupted; 141 the reader of the output went away (``ocr-daemon status | head``: like
+any Unix tool killed by SIGPIPE, no traceback).
 
 ``status`` needs only the state folder: it reads ``daemon.state_dir`` leniently from a
 ``rules.yaml`` that does not validate (and says so), so an operator can look at the journal while
@@ -102,11 +103,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(_run=reference.run_cli)
 
     from daemon.engines import modelfolder
+    from daemon.journal import repair
     from daemon.writers import convert
 
     for name, module, text in (
         ("convert", convert, "rebuild outputs from a saved raw model-output Markdown file (no OCR)"),
         ("model", modelfolder, "fetch the model, or write a dummy-weights model folder for testing"),
+        ("journal", repair, "rebuild the journal from the outputs, or restore a backup (with the daemon stopped)"),
     ):
         p = sub.add_parser(name, help=text)
         module.add_arguments(p)
@@ -220,11 +223,12 @@ class OnceProgress:
 
 def cmd_once(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
-    from daemon.journal.store import AdmitAction, Journal
+    from daemon.journal.guard import open_state
+    from daemon.journal.store import AdmitAction
     from daemon.service.pipeline import Pipeline
 
     cfg = _load(args.config)
-    journal = Journal(cfg.daemon.state_dir)
+    journal, _lock = open_state(cfg)  # like ``run``: refused while a daemon uses this state dir
     engine = create_engine(cfg, args.engine)
     engine.start()
     bar = OnceProgress(sys.stderr)

@@ -29,7 +29,8 @@ class ExitCode(enum.IntEnum):
     FAILURES = 1  # ran, but some documents failed (``once``) or an unexpected error
     CONFIG = 2  # invalid rules.yaml or usage error; systemd must not restart-loop on it
     ENGINE = 3  # the OCR engine could not be started
-    STATE = 4  # state dir / journal unusable
+    STATE = 4  # state dir / journal unusable (also: the journal is damaged)
+    LOCKED = 5  # another ocr-daemon holds the state dir (daemon.lock); systemd may retry later
     INTERRUPTED = 130
 
 

@@ -180,12 +180,13 @@ def daemon_env() -> dict[str, str]:
 class DaemonProc:
     """``ocr-daemon run`` as a real subprocess, with its log captured to a file."""
 
-    def __init__(self, config: Path, *args: str) -> None:
+    def __init__(self, config: Path, *args: str, prefix: tuple[str, ...] = ()) -> None:
+        """``prefix``: a command the daemon runs under (e.g. ``setpriv`` dropping capabilities)."""
         self.config = config
-        self.log_path = config.parent / f"daemon-{int(time.time() * 1000)}.log"
+        self.log_path = config.parent / f"daemon-{time.time_ns() // 1000}.log"
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "daemon", "run", "--config", str(config), *args],
+            [*prefix, sys.executable, "-m", "daemon", "run", "--config", str(config), *args],
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=daemon_env(),
@@ -232,8 +233,8 @@ class DaemonProc:
 def start_daemon() -> Iterator[Callable[..., DaemonProc]]:
     procs: list[DaemonProc] = []
 
-    def start(config: Path, *args: str) -> DaemonProc:
-        d = DaemonProc(config, *args)
+    def start(config: Path, *args: str, prefix: tuple[str, ...] = ()) -> DaemonProc:
+        d = DaemonProc(config, *args, prefix=prefix)
         procs.append(d)
         return d
 

@@ -257,6 +257,16 @@ class DaemonCfg(Strict):
     http: HttpCfg | None = Field(
         default_factory=HttpCfg, examples=[None], description="the HTTP endpoint (health, metrics, status page); `null` = off"
     )
+    # 1 h: after a restore at most an hour of documents is re-added from their sidecars (the
+    # restore does that itself); 3 kept, each checked before the oldest goes, so a journal
+    # damaged unnoticed for up to 2 h still has a good copy (docs/reliability.md)
+    journal_backup_interval: float = Field(
+        3600.0, ge=0, examples=[900, 0],
+        description="seconds between online backups of the journal (into state_dir/backups); 0 = no backups",
+    )
+    journal_backup_keep: int = Field(
+        3, ge=1, le=1000, examples=[7], description="journal backups kept (the oldest is removed first)"
+    )
     # false only to measure what the per-page commits cost (bench/bench_journal_pages.py)
     page_records: bool = Field(
         True, examples=[False],

@@ -8,9 +8,14 @@ Contract:
 - Inboxes with a cron ``schedule`` are not watched; ``scan(inbox)`` is run at those times.
 - ``scan()`` walks inboxes and enqueues every acceptable file: at start, on the periodic rescan
   timer, and immediately when inotify reports a queue overflow (events were lost).
-- Never enqueued: hidden/temp files (``.*``, ``~*``, ``*.part``, ``*.tmp``, ``*.crdownload``),
-  files not matching the inbox's include/exclude globs, anything under an excluded folder (the
-  daemon's failed/archive/output/state folders), and paths ``is_output`` says the daemon wrote.
+- Never enqueued: hidden/temp files (``.*`` -- ``..*`` too --, ``~*``, ``*.part``, ``*.tmp``,
+  ``*.crdownload``), files not matching the inbox's include/exclude globs, anything under an
+  excluded folder (the daemon's failed/archive/output/state folders), and paths ``is_output``
+  says the daemon wrote.
+- A hidden file (or folder) that a scan finds sitting in an inbox is logged once (INFO, once per
+  path while the daemon runs), so a file dropped as ``.scan.pdf`` is not ignored without a word.
+  Events alone do not log: the temp names of a safe drop (``.x.part`` renamed to ``x``) are
+  usually gone before a scan sees them.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import contextlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -30,10 +36,13 @@ from watchdog.observers.polling import PollingObserver
 from daemon.config import InboxCfg
 from daemon.fsio import is_within
 from daemon.models import Candidate
+from daemon.names import for_log
 
 log = logging.getLogger(__name__)
 
 TEMP_SUFFIXES = (".part", ".tmp", ".crdownload", ".partial", ".swp", ".ocr-tmp")
+#: Hidden paths remembered as already logged (``_note_hidden``); past this the oldest are forgotten.
+HIDDEN_NOTED_MAX = 10_000
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "davfs", "sshfs")
 
 
@@ -111,6 +120,8 @@ class InboxWatcher:
         self.modes: dict[str, str] = {}
         self._overflow_hook: _OverflowHook | None = None
         self._rescan_lock = threading.Lock()
+        self._hidden_noted: OrderedDict[Path, None] = OrderedDict()  # hidden paths logged (bounded)
+        self._hidden_lock = threading.Lock()
 
     # -- filtering --------------------------------------------------------------------------
 
@@ -147,6 +158,8 @@ class InboxWatcher:
             for entry in it:
                 p = Path(entry.path)
                 try:
+                    if entry.name.startswith(".") and (inbox.recursive or not entry.is_dir(follow_symlinks=False)):
+                        self._note_hidden(p, entry.is_dir(follow_symlinks=False))
                     if entry.is_dir(follow_symlinks=False):
                         if inbox.recursive and not is_temp_name(entry.name):
                             n += self.scan_dir(p, inbox)
@@ -156,6 +169,19 @@ class InboxWatcher:
                 except OSError:
                     continue
         return n
+
+    def _note_hidden(self, path: Path, is_dir: bool) -> None:
+        if any(is_within(os.path.abspath(path), ex) for ex in self._excluded):
+            return  # the daemon's own folders (e.g. a state folder kept inside an inbox)
+        with self._hidden_lock:  # scans run on the rescan, overflow and cron threads
+            if path in self._hidden_noted:
+                return
+            self._hidden_noted[path] = None
+            while len(self._hidden_noted) > HIDDEN_NOTED_MAX:
+                self._hidden_noted.popitem(last=False)
+        what = "folder (and everything in it)" if is_dir else "file"
+        log.info("ignoring the hidden %s %s: names starting with '.' are never processed (rename it to process it)",
+                 what, for_log(path))
 
     def scan(self, inbox: InboxCfg | None = None) -> int:
         """Enqueue every acceptable file of one inbox (or of every continuously watched one)."""

@@ -25,17 +25,19 @@ Contract:
 - Schema versions: a journal written by an older daemon is migrated on open (columns added, the
   pages table created; nothing removed), so it keeps working; a read-only open of an old journal
   works too (no pages: no progress).
+- Write failures: ``on_write_error`` hears of every write that failed because the journal cannot
+  be written (full, I/O error, damaged...), and a failed transaction never leaves the thread's
+  connection inside it (``_tx``): once the fault is gone, the next write works.
+- State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
+  ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
-Over ~500 lines on purpose: it is the one module that knows the SQL schema; every statement
-against the two tables is here, beside the transactions and migration that keep them
-consistent (the row types are small and live here because only the journal builds them).
+Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here,
+beside the transactions and migration that keep them consistent. The tables themselves (DDL)
+are in ``schema.py``, the row types and their column codecs in ``rows.py`` (re-exported here).
 """
 
 from __future__ import annotations
 
-import base64
-import enum
-import hashlib
 import json
 import logging
 import os
@@ -43,171 +45,55 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 from daemon.errors import ExitCode, FatalError
+from daemon.journal.rows import (
+    Admission,
+    AdmitAction,
+    JournalRow,
+    RebuiltDoc,
+    _doc,
+    _dump_paths,
+    _row,
+    db_path,
+    from_db_path,
+    sha256_file,
+    status_summary,
+)
+from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_VERSION, V2_COLUMNS
 from daemon.models import DocState, Document, Progress
 from daemon.pagerecord import PageResult
+
+__all__ = [
+    "NOT_READ", "SCHEMA", "Admission", "AdmitAction", "Journal", "JournalRow", "RebuiltDoc", "db_path",
+    "from_db_path", "journal_exists", "journal_path", "sha256_file", "status_summary",
+]
 
 log = logging.getLogger(__name__)
 
 #: ``sha256`` of a link, special or hard-linked file: never opened, so never hashed.
 NOT_READ = "not-read"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    path        TEXT NOT NULL,
-    inbox       TEXT NOT NULL,
-    size        INTEGER NOT NULL,
-    mtime       REAL NOT NULL,
-    sha256      TEXT NOT NULL,
-    state       TEXT NOT NULL,
-    attempts    INTEGER NOT NULL DEFAULT 0,      -- times claimed for processing
-    strikes     INTEGER NOT NULL DEFAULT 0,      -- counted failures (worker crashes, internal errors)
-    not_before  REAL NOT NULL DEFAULT 0,      -- retry backoff: do not start before this time
-    error       TEXT,
-    language    TEXT,
-    doctype     TEXT,
-    route       TEXT,
-    pages       INTEGER,
-    outputs     TEXT,                          -- JSON list of output paths written
-    planned     TEXT,                          -- JSON list of output paths this doc owns (crash repeat)
-    final_path  TEXT,                          -- where the source ended (archive/failed/kept path)
-    duplicate_of INTEGER,
-    timings     TEXT,                          -- JSON {stage: seconds}
-    created     REAL NOT NULL,
-    updated     REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
-CREATE INDEX IF NOT EXISTS documents_sha ON documents(sha256);
-CREATE INDEX IF NOT EXISTS documents_state ON documents(state);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-"""
-
-#: Version 2: ``documents.total_pages``/``started`` and the ``pages`` table (page-level resume and
-#: progress). ``PRAGMA user_version`` holds the version; older journals are migrated on open.
-SCHEMA_VERSION = 2
-
-SCHEMA_V2 = """
-CREATE TABLE IF NOT EXISTS pages (
-    doc_id   INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    idx      INTEGER NOT NULL,                -- 0-based page index
-    key      TEXT NOT NULL,                   -- engine + render settings it was read with
-    text     TEXT NOT NULL,                   -- the engine's raw text
-    engine   TEXT NOT NULL,
-    seconds  REAL NOT NULL,
-    flags    TEXT NOT NULL,                   -- JSON list
-    meta     TEXT NOT NULL,                   -- JSON object (engine facts)
-    source   TEXT NOT NULL,                   -- ocr | text_layer
-    info     TEXT NOT NULL,                   -- JSON object: rotation, cropped, script, size, source_size
-    created  REAL NOT NULL,
-    PRIMARY KEY (doc_id, idx)
-);
-"""
-#: Columns added to ``documents`` by version 2 (name, SQL type).
-V2_COLUMNS = (("total_pages", "INTEGER"), ("started", "REAL"))
-
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
 
 
 
-def db_path(p: Path | str | None) -> str | None:
-    """A path as journal text. Names that are not valid UTF-8 (legal on Linux) are stored as
-    ``b64:<base64 of the raw bytes>`` so they round-trip exactly; SQLite text must be UTF-8."""
-    if p is None:
-        return None
-    raw = os.fsencode(p)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return "b64:" + base64.b64encode(raw).decode("ascii")
-    return "b64:" + base64.b64encode(raw).decode("ascii") if text.startswith("b64:") else text
+#: SQLite result codes (primary, ``errorcode & 0xff``) that say the journal cannot be written
+#: now -- full, I/O error, read-only, busy/locked past the timeout, damaged, not a database, not
+#: openable -- as opposed to a statement that is wrong (constraint, misuse: a bug, not a fault).
+WRITE_PROBLEMS = frozenset({
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM,
+})
 
 
-def from_db_path(s: str | None) -> Path | None:
-    if s is None:
-        return None
-    if s.startswith("b64:"):
-        return Path(os.fsdecode(base64.b64decode(s[4:])))
-    return Path(s)
-
-
-def _dump_paths(paths: list[Path]) -> str:
-    # ensure_ascii (the default) escapes lone surrogates, so undecodable names round-trip.
-    return json.dumps([os.fsdecode(p) for p in paths])
-
-
-def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(bufsize):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-class AdmitAction(enum.StrEnum):
-    """What ``admit`` did with a file."""
-
-    QUEUED = "queued"  # new: queued for processing
-    KNOWN = "known"  # already queued/processing/done/failed: nothing to do
-    DUPLICATE = "duplicate"  # same content as an earlier done document: queued to be linked
-
-
-@dataclass(frozen=True)
-class Admission:
-    """What ``admit`` decided about a file."""
-
-    action: AdmitAction
-    document: Document | None
-    duplicate_of: int | None = None
-
-
-@dataclass(frozen=True)
-class JournalRow:
-    """One ``documents`` row, decoded: paths as ``Path``, the state as ``DocState``, JSON columns
-    as tuples/mappings. Frozen: a snapshot; change the journal through ``Journal`` methods."""
-
-    id: int
-    path: Path
-    inbox: str
-    size: int
-    mtime: float
-    sha256: str
-    state: DocState
-    attempts: int
-    strikes: int
-    not_before: float
-    error: str | None
-    language: str | None
-    doctype: str | None
-    route: str | None
-    pages: int | None
-    outputs: tuple[Path, ...]
-    planned: tuple[Path, ...]
-    final_path: Path | None
-    duplicate_of: int | None
-    timings: Mapping[str, float]
-    created: float
-    updated: float
-    total_pages: int | None = None
-    started: float | None = None
-
-    @property
-    def tag(self) -> str:
-        return f"doc-{self.id}"
-
-    @property
-    def document(self) -> Document:
-        return Document(
-            id=self.id, path=self.path, inbox=self.inbox, size=self.size, mtime=self.mtime,
-            sha256=self.sha256, attempts=self.attempts, state=self.state,
-        )
+def _write_problem(e: sqlite3.Error) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in WRITE_PROBLEMS
 
 
 def journal_path(state_dir: Path) -> Path:
@@ -238,6 +124,10 @@ class Journal:
         self.path = journal_path(self.state_dir)
         self.readonly = readonly
         self._local = threading.local()
+        #: Called (on the failing thread) with the error of every write that fails because the
+        #: journal cannot be written (not for constraint or usage errors): the daemon's
+        #: ``JournalHealth`` turns it into "not ready" until a test write succeeds again.
+        self.on_write_error: Callable[[sqlite3.Error], None] | None = None
         try:
             if readonly:
                 if not journal_exists(self.state_dir):
@@ -294,15 +184,25 @@ class Journal:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction. A failed write (disk full, I/O error, damaged file) is rolled
+        back -- SQLite may have done so itself already, and a COMMIT that fails leaves the
+        transaction open, which would break every later ``BEGIN`` on this thread's connection --
+        reported to ``on_write_error`` and raised."""
         db = self._conn()
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    with suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            if _write_problem(e) and self.on_write_error is not None:
+                self.on_write_error(e)
             raise
-        else:
-            db.execute("COMMIT")
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -384,10 +284,17 @@ class Journal:
         rows = self._conn().execute("SELECT id, not_before FROM documents WHERE state='queued' ORDER BY id").fetchall()
         return [(int(r["id"]), float(r["not_before"])) for r in rows]
 
-    def recover(self) -> int:
-        """Put rows a crash left in ``processing`` back to ``queued``. Returns how many."""
+    def recover(self, keep: Collection[int] = (), not_before: float = 0.0) -> int:
+        """Put rows a crash left in ``processing`` back to ``queued`` -- all but ``keep`` (rows
+        workers of this process still hold: after a failed journal write, the others were left
+        in ``processing`` by it), not to start before ``not_before``. Returns how many."""
+        held = ",".join(str(int(i)) for i in keep)
         with self._tx() as db:
-            cur = db.execute("UPDATE documents SET state='queued', updated=? WHERE state='processing'", (time.time(),))
+            cur = db.execute(
+                "UPDATE documents SET state='queued', not_before=max(not_before, ?), updated=?"
+                f" WHERE state='processing' AND id NOT IN ({held})",
+                (not_before, time.time()),
+            )
             return cur.rowcount
 
     def set_planned(self, doc_id: int, paths: list[Path]) -> None:
@@ -575,6 +482,80 @@ class Journal:
             for r in rows
         ]
 
+    # -- the journal's own state (health, identity, rebuild) ---------------------------------
+
+    def check_writable(self) -> None:
+        """One small real write (a timestamp in ``meta``); raises like any failed write."""
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('write_check', ?)", (str(time.time()),))
+
+    def identity(self) -> str | None:
+        """The id given to this journal when it was made (``guard`` keeps a copy beside it: a
+        journal without it, or with another, is not the one the daemon was using)."""
+        row = self._conn().execute("SELECT value FROM meta WHERE key='journal_id'").fetchone()
+        return str(row["value"]) if row else None
+
+    def high_water(self) -> int:
+        """The highest document id in the journal (0 for none): one lower than its marker
+        recorded has lost rows (an older copy put back, rows deleted)."""
+        row = self._conn().execute("SELECT max(id) AS n FROM documents").fetchone()
+        return int(row["n"] or 0) if row else 0
+
+    def set_identity(self, value: str) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('journal_id', ?)", (value,))
+
+    def add_rebuilt(self, docs: list[RebuiltDoc]) -> int:
+        """Record finished documents found on disk (``daemon.journal.rebuild``: sidecars, failed
+        folder notes) that this journal lacks, in one transaction (one sync for the batch: 185
+        documents/s one by one, bench/bench_journal_state.py). Returns how many were added; one
+        the journal has finished already (same path and content) is left alone. ``mtime`` is
+        stored as -1, so a file still in an inbox is hashed once at its next admission and found
+        done by its content."""
+        added, now = 0, time.time()
+        with self._tx() as db:
+            for doc in docs:
+                spath = db_path(doc.path)
+                if db.execute(
+                    "SELECT 1 FROM documents WHERE path=? AND sha256=? AND state IN ('done','duplicate','failed')",
+                    (spath, doc.sha256),
+                ).fetchone():
+                    continue
+                cols = (doc.state.value, doc.error, doc.language, doc.doctype, doc.route, doc.pages,
+                        _dump_paths(list(doc.outputs)), db_path(doc.final_path), doc.duplicate_of)
+                same = db.execute("SELECT path, sha256 FROM documents WHERE id=?", (doc.id,)).fetchone() if doc.id else None
+                if doc.id and same is not None and (same["path"], same["sha256"]) == (spath, doc.sha256):
+                    # unfinished in this journal (a restored backup) but finished on disk since
+                    db.execute(
+                        "UPDATE documents SET state=?, error=?, language=?, doctype=?, route=?, pages=?, outputs=?,"
+                        " final_path=?, duplicate_of=?, updated=? WHERE id=?", (*cols, now, doc.id),
+                    )
+                    self._drop_pages(db, doc.id)
+                else:
+                    db.execute(
+                        "INSERT INTO documents(id, path, inbox, size, mtime, sha256, state, error, language, doctype, route,"
+                        " pages, outputs, final_path, duplicate_of, created, updated)"
+                        " VALUES (?,?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (doc.id if doc.id and same is None else None, spath, doc.inbox, doc.size, doc.sha256, *cols,
+                         doc.created, now),
+                    )
+                added += 1
+        return added
+
+    def admit_unreadable(self, path: Path, inbox: str, reason: str) -> Document:
+        """A file that could not be read ``daemon.max_attempts`` times: recorded unread (``sha256``
+        is ``NOT_READ``) in ``processing``, for the caller to fail it (``Sources.fail``, ``fail``)."""
+        st = os.lstat(path)
+        now = time.time()
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO documents(path, inbox, size, mtime, sha256, state, attempts, error, created, updated)"
+                " VALUES (?,?,?,?,?,'processing',1,?,?,?)",
+                (db_path(path), inbox, st.st_size, st.st_mtime, NOT_READ, reason, now, now),
+            )
+            row = db.execute("SELECT * FROM documents WHERE id=?", (cur.lastrowid,)).fetchone()
+        return _doc(row)
+
     # -- queries ---------------------------------------------------------------------------
 
     def get(self, doc_id: int) -> JournalRow | None:
@@ -624,74 +605,3 @@ class Journal:
             if moved is not None and r["state"] in ("done", "duplicate") and r["final_path"] != r["path"]:
                 out.add(os.fsdecode(moved))
         return out
-
-
-def _json_paths(v: str | None) -> tuple[Path, ...]:
-    try:
-        return tuple(Path(p) for p in json.loads(v)) if v else ()
-    except (TypeError, ValueError):
-        return ()
-
-
-def _row(row: sqlite3.Row) -> JournalRow:
-    keys = row.keys()
-    try:
-        timings = {str(k): float(v) for k, v in json.loads(row["timings"] or "{}").items()}
-    except (TypeError, ValueError, AttributeError):
-        timings = {}
-    return JournalRow(
-        id=int(row["id"]),
-        path=from_db_path(row["path"]) or Path(),
-        inbox=row["inbox"],
-        size=int(row["size"]),
-        mtime=float(row["mtime"]),
-        sha256=row["sha256"],
-        state=DocState(row["state"]),
-        attempts=int(row["attempts"]),
-        strikes=int(row["strikes"]),
-        not_before=float(row["not_before"]),
-        error=row["error"],
-        language=row["language"],
-        doctype=row["doctype"],
-        route=row["route"],
-        pages=None if row["pages"] is None else int(row["pages"]),
-        outputs=_json_paths(row["outputs"]),
-        planned=_json_paths(row["planned"]),
-        final_path=from_db_path(row["final_path"]),
-        duplicate_of=None if row["duplicate_of"] is None else int(row["duplicate_of"]),
-        timings=timings,
-        created=float(row["created"]),
-        updated=float(row["updated"]),
-        total_pages=row["total_pages"] if "total_pages" in keys else None,
-        started=row["started"] if "started" in keys else None,
-    )
-
-
-def _doc(row: sqlite3.Row) -> Document:
-    """The ``Document`` of a whole ``documents`` row (``SELECT *``)."""
-    return _row(row).document
-
-
-def status_summary(journal: Journal, max_attempts: int | None = None) -> dict[str, Any]:
-    """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
-    with): documents by state, the documents in progress with their page progress, the documents
-    waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
-    config is known), the ten most recent failures with their reasons, and the on_done hook
-    deliveries pending and failed. Read-only."""
-    from daemon.journal import deliveries  # it imports this module
-
-    return {
-        "counts": journal.counts(),
-        "in_progress": [p.to_json() for p in journal.progress()],
-        "retrying": [
-            {"id": r.id, "path": str(r.path), "attempts": r.strikes, "max_attempts": max_attempts, "error": r.error,
-             "next_try": round(r.not_before, 3), "state": r.state.value}
-            for r in journal.retrying()
-        ],
-        "recent_failures": [
-            {"id": f.id, "path": str(f.path), "error": f.error,
-             "final_path": None if f.final_path is None else str(f.final_path)}
-            for f in journal.recent_failures(10)
-        ],
-        "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
-    }

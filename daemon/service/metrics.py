@@ -298,7 +298,7 @@ def live_progress(svc: Any) -> list[DocProgress]:
 
 def ready_problems(svc: Any) -> list[str]:
     """Why ``svc`` (a ``Service``) is not ready to take work; [] when it is. Ready = journal
-    recovered, engine started and usable, inboxes watched, and not stopping (drain)."""
+    recovered and writable, engine started and usable, inboxes watched, and not stopping (drain)."""
     problems = []
     if svc.stopping():
         problems.append("stopping: draining in-flight documents, taking no new files")
@@ -308,6 +308,9 @@ def ready_problems(svc: Any) -> list[str]:
         problems.append("starting: inboxes not watched yet")
     if svc.pipeline is not None and not svc.engine.healthy():
         problems.append(f"the {svc.engine.name} engine is not usable now (restarting)")
+    state = getattr(svc, "state_problems", None)  # the journal: unwritable (disk full) or damaged
+    if callable(state):
+        problems.extend(state())
     return problems
 
 
@@ -373,6 +376,14 @@ class ServiceCollector(Collector):
         yield GaugeMetricFamily("ocr_daemon_documents_in_progress", "Documents being processed now",
                                 value=len(svc.busy_documents()))
         yield GaugeMetricFamily("ocr_daemon_ready", "1 when /healthz/ready answers 200", value=0 if ready_problems(svc) else 1)
+        health = getattr(svc, "journal_health", None)
+        if health is not None:
+            yield GaugeMetricFamily(
+                "ocr_daemon_journal_writable",
+                "1 while the journal can be written; 0 while it cannot (state folder full, I/O error, damaged): "
+                "no document is started then, /healthz/ready says why",
+                value=1 if health.writable else 0,
+            )
         stats = getattr(svc.engine, "stats", None)
         restarts = float(stats.get("restarts", 0)) if isinstance(stats, dict) else 0.0
         yield CounterMetricFamily("ocr_daemon_engine_restarts", "Restarts of the OCR engine since the daemon started",

@@ -4,14 +4,27 @@ Contract:
 - ``Service.run()`` blocks until SIGTERM/SIGINT (or ``request_stop()``), then drains: stops taking
   new files, lets in-flight documents finish for up to ``daemon.drain_timeout`` seconds, and
   leaves anything unfinished ``queued`` in the journal for the next start. Returns an exit code.
-- Start order: journal (crash leftovers re-queued) -> engine -> observers -> initial scan ->
-  ``READY=1``. Events arriving during the scan are not lost: the observers start first.
+- Start order: state lock -> journal checked (``journal.guard.open_state``: damaged -> exit 4,
+  lost -> rebuilt from the outputs) -> journal recovery (crash leftovers re-queued) -> engine ->
+  observers -> initial scan -> ``READY=1``. Events arriving during the scan are not lost: the
+  observers start first. A second daemon on the same state folder exits 5 before touching it.
+- The journal failing a write (state folder full, I/O error) is a stage error like any other:
+  the document's worker survives, the document is left ``processing``; while the journal
+  cannot be written (``journal.health``) no new document is started and ``/healthz/ready`` says
+  why; once a test write succeeds (checked every ``JOURNAL_CHECK_EVERY`` s) the documents left
+  ``processing`` are queued again and work resumes by itself.
+- The journal is backed up online every ``daemon.journal_backup_interval`` s (``journal.backup``).
+- A file that cannot be read (permission denied) is tried at ``daemon.max_attempts`` scans, then
+  moved to the failed folder with the reason (``intake.unreadable``).
 - SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
   Engine settings need a restart (logged); inboxes, doctypes and routes apply at once.
 - Threads: signal handlers only set events; the main thread does reload/stop. Watch callbacks
   only enqueue; the stability thread admits into the journal; ``workers`` threads process;
   ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started after the journal recovery,
   stopped after the drain).
+
+Just over ~500 lines: the workers' loop and what it does when the journal fails under it belong
+with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 
 from __future__ import annotations
@@ -20,6 +33,7 @@ import heapq
 import logging
 import os
 import signal
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -36,8 +50,12 @@ from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.fsio import is_within
 from daemon.intake.stability import StabilityTracker
+from daemon.intake.unreadable import ReadFailures
 from daemon.intake.watch import InboxWatcher
-from daemon.journal.store import AdmitAction, Journal
+from daemon.journal import backup
+from daemon.journal.guard import open_state, write_marker
+from daemon.journal.health import JournalHealth
+from daemon.journal.store import AdmitAction
 from daemon.models import Candidate
 from daemon.names import for_log
 from daemon.pages import probe
@@ -48,6 +66,12 @@ from daemon.service.pipeline import Pipeline
 from daemon.service.sdnotify import notify, watchdog_interval
 
 log = logging.getLogger(__name__)
+
+#: Seconds between checks whether an unwritable journal can be written again (a statvfs and a
+#: one-row commit; nothing while it is writable).
+JOURNAL_CHECK_EVERY = 2.0
+#: Scheduler jobs that follow the inboxes (replaced on reload); the journal's own jobs stay.
+WATCH_JOBS = ("rescan", "cron-")
 
 
 class WorkQueue:
@@ -112,7 +136,10 @@ class Service:
         self.cfg = cfg
         self.config_path = config_path
         self.engine_override = engine_override
-        self.journal = Journal(cfg.daemon.state_dir)
+        # the lock first: nothing (recovery included) touches a journal another daemon uses
+        self.journal, self.state_lock = open_state(cfg)
+        self.journal_health = JournalHealth(self.journal)
+        self.read_failures = ReadFailures()
         self.engine: Engine = create_engine(cfg, engine_override)
         self.pipeline: Pipeline | None = None
         self.queue = WorkQueue()
@@ -156,13 +183,35 @@ class Service:
         except FileNotFoundError:
             return
         except OSError as e:
-            log.warning("cannot read %s: %s (will retry on the next scan)", for_log(cand.path.name), e.strerror)
+            tries, limit = self.read_failures.add(cand.path), self.cfg.daemon.max_attempts
+            if tries < limit:
+                log.warning("cannot read %s: %s (try %d of %d; tried again at the next scan)", for_log(cand.path.name),
+                            e.strerror, tries, limit)
+            else:
+                self._fail_unreadable(cand, f"cannot read the file: {e.strerror} (tried {tries} times)")
             return
+        except sqlite3.Error as e:  # journal health has it; the next scan offers the file again
+            log.warning("cannot admit %s now: journal error: %s", for_log(cand.path.name), e)
+            return
+        self.read_failures.forget(cand.path)
         if adm.action in (AdmitAction.QUEUED, AdmitAction.DUPLICATE) and adm.document is not None:
             d = adm.document
             extra = f" (duplicate of doc-{adm.duplicate_of})" if adm.duplicate_of else ""
             log.info("%s queued %s from inbox %r%s", d.tag, for_log(cand.path.name), cand.inbox, extra)
             self.queue.put(d.id)
+
+    def _fail_unreadable(self, cand: Candidate, reason: str) -> None:
+        """A file unread after ``max_attempts`` tries: to the failed folder with ``reason``."""
+        try:
+            doc = self.journal.admit_unreadable(cand.path, cand.inbox, reason)
+            final = self.pipeline.sources.fail(doc, cand.path, reason) if self.pipeline else cand.path
+            self.journal.fail(doc.id, reason, final)
+        except (OSError, sqlite3.Error) as e:
+            log.warning("cannot fail the unreadable %s now: %s", for_log(cand.path.name), e)
+            return
+        self.read_failures.forget(cand.path)
+        metrics.document_finished(doc.id, "failed", reason)
+        log.info("%s failed: %s: %s", doc.tag, for_log(cand.path.name), reason)
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -187,6 +236,9 @@ class Service:
         self._sync_queue()
         n = self.watcher.scan() if self.watcher else 0
         log.info("initial scan: %d file(s) seen in %d inbox(es)", n, len(self.cfg.inboxes))
+        self.scheduler.add_job(self._check_journal, "interval", seconds=JOURNAL_CHECK_EVERY, id="journal-check",
+                               max_instances=1, coalesce=True)
+        self._schedule_backups()
         self.scheduler.start()
         notify("READY=1")
         self._status()
@@ -227,7 +279,8 @@ class Service:
         )
         self.watcher.start()
         for job in self.scheduler.get_jobs():
-            job.remove()
+            if job.id.startswith(WATCH_JOBS):
+                job.remove()
         self.scheduler.add_job(self._rescan, "interval", seconds=cfg.daemon.rescan_interval, id="rescan", max_instances=1, coalesce=True)
         for ib in cfg.inboxes:
             if ib.schedule:
@@ -261,13 +314,19 @@ class Service:
             doc_id = self.queue.get()
             if doc_id is None:
                 return
-            doc = self.journal.claim(doc_id)
-            if doc is None:
-                continue
-            with self._busy_lock:
+            while not self.journal_health.wait(1.0):  # start nothing the journal cannot record
+                if self._stop.is_set():
+                    return  # still queued in the journal: the next start takes it
+            with self._busy_lock:  # busy before the claim: _check_journal never re-queues it under us
                 self._busy[doc_id] = time.monotonic()
             try:
+                doc = self.journal.claim(doc_id)
+                if doc is None:
+                    continue
                 outcome = self.pipeline.process(doc)
+            except Exception as e:  # process() raises only when the journal itself failed
+                self._stranded(doc_id, e)
+                continue
             finally:
                 with self._busy_lock:
                     self._busy.pop(doc_id, None)
@@ -283,6 +342,42 @@ class Service:
                 self.pages_done += outcome.pages
                 with self._busy_lock:
                     self._recent.append((time.monotonic(), outcome.pages))
+
+    def _stranded(self, doc_id: int, e: Exception) -> None:
+        """A document cut off by a journal error: left ``processing`` in the journal, it is queued
+        again by ``_check_journal`` once the journal can be written."""
+        log.error("doc-%d: cut off by a journal error (%s: %s); queued again once the journal can be written",
+                  doc_id, type(e).__name__, e)
+        metrics.document_finished(doc_id, "retry", str(e))
+        self.journal_health.failed(e)  # checked by a real write before anything starts again
+
+    def _check_journal(self) -> None:
+        """While the journal cannot be written: once it can (``JournalHealth.probe``), queue the
+        documents a failed write left ``processing`` (no worker holds them) and go on."""
+        if self.journal_health.writable or not self.journal_health.probe():
+            return
+        try:
+            with self._busy_lock:  # no worker claims between the snapshot and the update
+                n = self.journal.recover(keep=set(self._busy), not_before=time.time() + self.cfg.daemon.retry_backoff)
+        except sqlite3.Error:
+            return  # unwritable again (the health has it): tried at the next check
+        if n:
+            log.info("queued again %d document(s) a journal error had cut off", n)
+        self._sync_queue()
+
+    def _schedule_backups(self) -> None:
+        d, folder = self.cfg.daemon, self.journal.state_dir / backup.BACKUP_DIR
+        if d.journal_backup_interval > 0:
+            self.scheduler.add_job(
+                backup.scheduled, "interval", seconds=d.journal_backup_interval, id="journal-backup",
+                args=[self.journal.path, folder, d.journal_backup_keep, self.journal_health],
+                next_run_time=backup.first_due(folder, d.journal_backup_interval), max_instances=1, coalesce=True,
+            )
+
+    def state_problems(self) -> list[str]:
+        """Why the daemon's own state keeps it from taking work (``/healthz/ready``); [] if it does not."""
+        p = self.journal_health.problem()
+        return [p] if p else []
 
     def busy_documents(self) -> dict[int, float]:
         """Documents being processed: id -> monotonic start time (a copy)."""
@@ -382,6 +477,9 @@ class Service:
         if self.watcher is not None:
             self.watcher.stop()
         self._start_watching()
+        if self.scheduler.get_job("journal-backup") is not None:
+            self.scheduler.remove_job("journal-backup")
+        self._schedule_backups()  # a new interval or number kept applies at once
         n = self.watcher.scan() if self.watcher else 0
         log.info("reloaded %s: %d inbox(es), %d route(s); %d file(s) seen", self.config_path, len(new.inboxes), len(new.routes), n)
         notify("READY=1")
@@ -407,9 +505,14 @@ class Service:
         if left:
             log.warning("stopped with %d document(s) unfinished; they resume at the next start", len(left))
         self.hooks.stop()  # tries still running after its grace stay pending for the next start
-        self.journal.recover()  # anything still marked processing goes back to queued
+        try:
+            self.journal.recover()  # anything still marked processing goes back to queued
+            write_marker(self.journal)
+        except sqlite3.Error as e:  # the next start's recovery does it
+            log.warning("cannot re-queue unfinished documents now (%s); the next start does", e)
         if self.pipeline is not None:
             self.pipeline.close()
         if self.http is not None:
             self.http.close()
+        self.state_lock.release()
         log.info("stopped")

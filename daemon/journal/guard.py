@@ -1,0 +1,202 @@
+"""The daemon's hold on its state folder, and the checks made before its journal is used.
+
+Contract:
+- ``StateLock(state_dir)``: an exclusive ``fcntl.flock`` on ``<state_dir>/daemon.lock``, taken
+  before the journal is opened (so before its recovery re-queues anything) and held for the
+  process's life; the kernel drops it when the process ends, ``kill -9`` included, so it is
+  never stale. A second daemon, ``once`` or ``journal rebuild``/``restore`` on the same state
+  folder is refused with ``ExitCode.LOCKED`` and a message naming the holder's pid (written in
+  the lock file). Commands that only read (``status``) or only queue (``requeue``) take no lock.
+- ``open_state(cfg)``: lock -> integrity check (``backup.quick_check``; a damaged journal is a
+  ``FatalError(ExitCode.STATE)`` whose message says how to recover) -> open -> the marker check
+  -> marker written. ``run`` and ``once`` open the journal only through it.
+- The marker, ``journal.marker`` beside the journal, holds the journal's id
+  (``Journal.identity``) and the highest document id it had (written at open and at a clean
+  stop). A journal that is missing, emptied, another one, or behind its marker (an older copy
+  put back, rows removed) is noticed at open and filled in from what is on disk
+  (``rebuild.from_disk``), with a warning; so is a new journal beside existing outputs (a lost
+  state folder). Files already done stay done.
+- ``set_aside(journal, why)`` renames a journal and its -wal/-shm to ``<name>.<why>-<time>`` (never
+  deleted: a damaged journal may still be wanted); ``-wal``/``-shm`` files without their journal
+  are set aside before a new journal is made (SQLite would otherwise replay them into it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from daemon.config import Config
+from daemon.errors import ExitCode, FatalError
+from daemon.fsio import atomic_write
+from daemon.journal import rebuild
+from daemon.journal.backup import BACKUP_DIR, backups, quick_check
+from daemon.journal.store import Journal, journal_path
+
+log = logging.getLogger(__name__)
+
+LOCK_NAME = "daemon.lock"
+MARKER_NAME = "journal.marker"
+SIDE_FILES = ("-wal", "-shm")
+
+
+class StateLock:
+    """See the module contract. ``release()`` (or the process's end) lets go."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = Path(state_dir) / LOCK_NAME
+        try:
+            Path(state_dir).mkdir(parents=True, exist_ok=True)
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            if os.geteuid() == 0:  # `sudo ocr-daemon once` first: the file is still the service user's
+                owner = os.stat(state_dir)
+                if os.fstat(self._fd).st_uid != owner.st_uid:
+                    os.fchown(self._fd, owner.st_uid, owner.st_gid)
+        except OSError as e:
+            raise FatalError(f"cannot use the state folder {state_dir}: {e.strerror}: {self.path}", ExitCode.STATE) from e
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self._fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(self._fd)
+            self._fd = None
+            raise FatalError(
+                f"another ocr-daemon (pid {holder}) is using the state folder {state_dir} (it holds {self.path}); "
+                "stop it first, or give this one its own daemon.state_dir",
+                ExitCode.LOCKED,
+            ) from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the only descriptor drops the flock
+            self._fd = None
+
+
+def open_state(cfg: Config) -> tuple[Journal, StateLock]:
+    """The journal of ``cfg``'s state folder, checked, and the lock held on it (module contract)."""
+    state = Path(cfg.daemon.state_dir)
+    lock = StateLock(state)
+    try:
+        path = journal_path(state)
+        if os.path.lexists(path):
+            problem = quick_check(path)
+            if problem is not None:
+                raise FatalError(damaged_message(cfg, problem), ExitCode.STATE)
+        else:
+            set_aside_orphans(path)
+        journal = Journal(state)
+        check_marker(journal, cfg)
+    except BaseException:
+        lock.release()
+        raise
+    return journal, lock
+
+
+def check_marker(journal: Journal, cfg: Config) -> None:
+    """Compare the journal with its marker, fill it in from disk where it lost documents, and
+    write the marker (see the module contract)."""
+    marker = read_marker(journal.state_dir)
+    jid, high = journal.identity(), journal.high_water()
+    why = None
+    if jid is None and marker is not None:
+        why = f"the journal {journal.path} is missing or empty, though {MARKER_NAME} says one was in use since {marker.get('since')}"
+    elif jid is None:
+        why = ""  # a new journal: quietly look for the outputs of a lost state folder
+    elif marker is not None and marker.get("journal_id") != jid:
+        why = f"the journal {journal.path} is not the one last used here ({MARKER_NAME} names another)"
+    elif marker is not None and high < int(marker.get("high_water") or 0):
+        why = (f"the journal {journal.path} has documents up to id {high} only, though it had {marker.get('high_water')}"
+               " (an older copy put back?)")
+    if why is not None:
+        rep = rebuild.from_disk(journal, cfg)
+        if why or rep.added:
+            log.warning("%s: rebuilt from the outputs on disk: %s", why or f"new journal {journal.path}", rep)
+    if jid is None:
+        jid = uuid.uuid4().hex
+        journal.set_identity(jid)
+    write_marker(journal, jid)
+
+
+def read_marker(state_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((Path(state_dir) / MARKER_NAME).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:  # unreadable: treated as present, with nothing known
+        log.warning("%s unreadable (%s)", Path(state_dir) / MARKER_NAME, e)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_marker(journal: Journal, jid: str | None = None) -> None:
+    """Write (or refresh: the high-water id, at a clean stop) the marker. Never raises: a marker
+    that cannot be written (state folder full) is logged; the next start or stop writes it."""
+    try:
+        jid = jid or journal.identity()
+        if jid is None:
+            return
+        old = read_marker(journal.state_dir) or {}
+        since = old.get("since") if old.get("journal_id") == jid else None
+        data = {
+            "journal_id": jid,
+            "since": since or datetime.now().astimezone().isoformat(timespec="seconds"),
+            "high_water": journal.high_water(),
+            "about": f"ocr-daemon: identifies {journal.path.name} beside it; a journal lost, emptied or replaced is "
+                     "noticed at start and rebuilt from the outputs (docs/reliability.md)",
+        }
+        atomic_write(journal.state_dir / MARKER_NAME, (json.dumps(data, indent=1) + "\n").encode())
+    except Exception as e:  # a marker is worth a log line, never a failed start or stop
+        log.warning("cannot write %s: %s", journal.state_dir / MARKER_NAME, e)
+
+
+def set_aside_orphans(path: Path) -> None:
+    """-wal/-shm files of a journal ``path`` that is gone: set aside, never replayed into a new one.
+    Nothing is done while the journal is there (its -wal holds committed data)."""
+    if os.path.lexists(path):
+        return
+    for side in SIDE_FILES:
+        stray = path.with_name(path.name + side)
+        if os.path.lexists(stray):
+            moved = stray.with_name(f"{stray.name}.orphan-{_stamp()}")
+            os.rename(stray, moved)
+            log.warning("%s had no journal beside it: set aside as %s", stray, moved.name)
+
+
+def set_aside(path: Path, why: str) -> Path | None:
+    """Rename the journal ``path`` (and its -wal/-shm) to ``<name>.<why>-<time>``; None if absent."""
+    if not os.path.lexists(path):
+        return None
+    stamp = _stamp()
+    moved = path.with_name(f"{path.name}.{why}-{stamp}")
+    for side in SIDE_FILES:  # the -wal holds committed data: it travels with its journal
+        s = path.with_name(path.name + side)
+        if os.path.lexists(s):
+            os.rename(s, path.with_name(f"{moved.name}{side}"))
+    os.rename(path, moved)
+    return moved
+
+
+def damaged_message(cfg: Config, problem: str) -> str:
+    """Why the daemon refuses a damaged journal, and the commands that recover it."""
+    state = Path(cfg.daemon.state_dir)
+    conf = f" --config {cfg.source_path}" if cfg.source_path else ""
+    newest = backups(state / BACKUP_DIR)[:1]
+    lines = [f"the journal {journal_path(state)} is damaged ({problem}). To recover:"]
+    if newest:
+        lines.append(f"  ocr-daemon journal restore{conf}   # put the newest automatic backup ({newest[0].name}) back;"
+                     " documents finished since are re-added from their outputs")
+    lines.append(f"  ocr-daemon journal rebuild{conf}   # a new journal made from the outputs' sidecars")
+    lines.append("Either keeps the damaged journal beside the new one; see docs/reliability.md.")
+    return "\n".join(lines)
+
+
+def _stamp() -> str:
+    return datetime.now().strftime("%Y%m%dT%H%M%S")

@@ -1,0 +1,212 @@
+"""Rows as the journal gives them out, and the helpers that encode/decode its columns.
+
+Contract:
+- ``JournalRow`` (frozen; paths, state and JSON columns decoded) is what ``Journal`` returns;
+  ``Admission`` is what ``admit`` decided (finished pages are ``daemon.pagerecord.PageResult``).
+- ``db_path``/``from_db_path`` store any Linux path (also names that are not valid UTF-8) as
+  journal text and back, exactly.
+- ``status_summary`` is what ``ocr-daemon status --json`` and ``/status`` start with.
+- No SQL here: every statement against the journal's tables is in ``store.py``; this module was
+  split from it to keep that one under the size limit (the row types only decode).
+"""
+
+from __future__ import annotations
+
+import base64
+import enum
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from daemon.models import DocState, Document
+
+
+def db_path(p: Path | str | None) -> str | None:
+    """A path as journal text. Names that are not valid UTF-8 (legal on Linux) are stored as
+    ``b64:<base64 of the raw bytes>`` so they round-trip exactly; SQLite text must be UTF-8."""
+    if p is None:
+        return None
+    raw = os.fsencode(p)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "b64:" + base64.b64encode(raw).decode("ascii")
+    return "b64:" + base64.b64encode(raw).decode("ascii") if text.startswith("b64:") else text
+
+
+def from_db_path(s: str | None) -> Path | None:
+    if s is None:
+        return None
+    if s.startswith("b64:"):
+        return Path(os.fsdecode(base64.b64decode(s[4:])))
+    return Path(s)
+
+
+def _dump_paths(paths: list[Path]) -> str:
+    # ensure_ascii (the default) escapes lone surrogates, so undecodable names round-trip.
+    return json.dumps([os.fsdecode(p) for p in paths])
+
+
+def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class AdmitAction(enum.StrEnum):
+    """What ``admit`` did with a file."""
+
+    QUEUED = "queued"  # new: queued for processing
+    KNOWN = "known"  # already queued/processing/done/failed: nothing to do
+    DUPLICATE = "duplicate"  # same content as an earlier done document: queued to be linked
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What ``admit`` decided about a file."""
+
+    action: AdmitAction
+    document: Document | None
+    duplicate_of: int | None = None
+
+
+@dataclass(frozen=True)
+class JournalRow:
+    """One ``documents`` row, decoded: paths as ``Path``, the state as ``DocState``, JSON columns
+    as tuples/mappings. Frozen: a snapshot; change the journal through ``Journal`` methods."""
+
+    id: int
+    path: Path
+    inbox: str
+    size: int
+    mtime: float
+    sha256: str
+    state: DocState
+    attempts: int
+    strikes: int
+    not_before: float
+    error: str | None
+    language: str | None
+    doctype: str | None
+    route: str | None
+    pages: int | None
+    outputs: tuple[Path, ...]
+    planned: tuple[Path, ...]
+    final_path: Path | None
+    duplicate_of: int | None
+    timings: Mapping[str, float]
+    created: float
+    updated: float
+    total_pages: int | None = None
+    started: float | None = None
+
+    @property
+    def tag(self) -> str:
+        return f"doc-{self.id}"
+
+    @property
+    def document(self) -> Document:
+        return Document(
+            id=self.id, path=self.path, inbox=self.inbox, size=self.size, mtime=self.mtime,
+            sha256=self.sha256, attempts=self.attempts, state=self.state,
+        )
+
+
+@dataclass(frozen=True)
+class RebuiltDoc:
+    """A finished document as ``daemon.journal.rebuild`` found it on disk (a sidecar or a failed
+    folder's note), for ``Journal.add_rebuilt``."""
+
+    id: int | None  # its document id then (kept where free: raw/<id> still matches); None: unknown
+    path: Path  # where it was dropped
+    inbox: str
+    size: int
+    sha256: str
+    state: DocState  # done, duplicate or failed
+    outputs: tuple[Path, ...] = ()
+    final_path: Path | None = None  # where the source is now (kept, archived, failed folder)
+    language: str | None = None
+    doctype: str | None = None
+    route: str | None = None
+    pages: int | None = None
+    duplicate_of: int | None = None
+    error: str | None = None
+    created: float = 0.0
+
+
+def _json_paths(v: str | None) -> tuple[Path, ...]:
+    try:
+        return tuple(Path(p) for p in json.loads(v)) if v else ()
+    except (TypeError, ValueError):
+        return ()
+
+
+def _row(row: sqlite3.Row) -> JournalRow:
+    keys = row.keys()
+    try:
+        timings = {str(k): float(v) for k, v in json.loads(row["timings"] or "{}").items()}
+    except (TypeError, ValueError, AttributeError):
+        timings = {}
+    return JournalRow(
+        id=int(row["id"]),
+        path=from_db_path(row["path"]) or Path(),
+        inbox=row["inbox"],
+        size=int(row["size"]),
+        mtime=float(row["mtime"]),
+        sha256=row["sha256"],
+        state=DocState(row["state"]),
+        attempts=int(row["attempts"]),
+        strikes=int(row["strikes"]),
+        not_before=float(row["not_before"]),
+        error=row["error"],
+        language=row["language"],
+        doctype=row["doctype"],
+        route=row["route"],
+        pages=None if row["pages"] is None else int(row["pages"]),
+        outputs=_json_paths(row["outputs"]),
+        planned=_json_paths(row["planned"]),
+        final_path=from_db_path(row["final_path"]),
+        duplicate_of=None if row["duplicate_of"] is None else int(row["duplicate_of"]),
+        timings=timings,
+        created=float(row["created"]),
+        updated=float(row["updated"]),
+        total_pages=row["total_pages"] if "total_pages" in keys else None,
+        started=row["started"] if "started" in keys else None,
+    )
+
+
+def _doc(row: sqlite3.Row) -> Document:
+    """The ``Document`` of a whole ``documents`` row (``SELECT *``)."""
+    return _row(row).document
+
+
+def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, Any]:
+    """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
+    with): documents by state, the documents in progress with their page progress, the documents
+    waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
+    config is known), the ten most recent failures with their reasons, and the hooks' deliveries
+    (pending and failed). Read-only."""
+    from daemon.journal import deliveries
+
+    return {
+        "counts": journal.counts(),
+        "in_progress": [p.to_json() for p in journal.progress()],
+        "retrying": [
+            {"id": r.id, "path": str(r.path), "attempts": r.strikes, "max_attempts": max_attempts, "error": r.error,
+             "next_try": round(r.not_before, 3), "state": r.state.value}
+            for r in journal.retrying()
+        ],
+        "recent_failures": [
+            {"id": f.id, "path": str(f.path), "error": f.error,
+             "final_path": None if f.final_path is None else str(f.final_path)}
+            for f in journal.recent_failures(10)
+        ],
+        "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
+    }

@@ -1,0 +1,61 @@
+"""The journal's tables (DDL) and their versions; ``store.Journal`` creates and migrates them.
+
+Split from ``store.py`` (which has every statement that reads or changes rows) to keep that
+module under the size limit.
+"""
+
+from __future__ import annotations
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    path        TEXT NOT NULL,
+    inbox       TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    mtime       REAL NOT NULL,
+    sha256      TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    attempts    INTEGER NOT NULL DEFAULT 0,      -- times claimed for processing
+    strikes     INTEGER NOT NULL DEFAULT 0,      -- counted failures (worker crashes, internal errors)
+    not_before  REAL NOT NULL DEFAULT 0,      -- retry backoff: do not start before this time
+    error       TEXT,
+    language    TEXT,
+    doctype     TEXT,
+    route       TEXT,
+    pages       INTEGER,
+    outputs     TEXT,                          -- JSON list of output paths written
+    planned     TEXT,                          -- JSON list of output paths this doc owns (crash repeat)
+    final_path  TEXT,                          -- where the source ended (archive/failed/kept path)
+    duplicate_of INTEGER,
+    timings     TEXT,                          -- JSON {stage: seconds}
+    created     REAL NOT NULL,
+    updated     REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_path ON documents(path);
+CREATE INDEX IF NOT EXISTS documents_sha ON documents(sha256);
+CREATE INDEX IF NOT EXISTS documents_state ON documents(state);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+"""
+
+#: Version 2: ``documents.total_pages``/``started`` and the ``pages`` table (page-level resume and
+#: progress). ``PRAGMA user_version`` holds the version; older journals are migrated on open.
+SCHEMA_VERSION = 2
+
+SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS pages (
+    doc_id   INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    idx      INTEGER NOT NULL,                -- 0-based page index
+    key      TEXT NOT NULL,                   -- engine + render settings it was read with
+    text     TEXT NOT NULL,                   -- the engine's raw text
+    engine   TEXT NOT NULL,
+    seconds  REAL NOT NULL,
+    flags    TEXT NOT NULL,                   -- JSON list
+    meta     TEXT NOT NULL,                   -- JSON object (engine facts)
+    source   TEXT NOT NULL,                   -- ocr | text_layer
+    info     TEXT NOT NULL,                   -- JSON object: rotation, cropped, script, size, source_size
+    created  REAL NOT NULL,
+    PRIMARY KEY (doc_id, idx)
+);
+"""
+#: Columns added to ``documents`` by version 2 (name, SQL type).
+V2_COLUMNS = (("total_pages", "INTEGER"), ("started", "REAL"))

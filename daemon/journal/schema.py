@@ -1,10 +1,13 @@
-"""The journal's tables (DDL) and their versions; ``store.Journal`` creates and migrates them.
+"""The journal's tables (DDL) and their versions, which ``store.Journal`` creates and migrates, and
+which SQLite errors mean the journal cannot be written now (``write_problem``).
 
 Split from ``store.py`` (which has every statement that reads or changes rows) to keep that
 module under the size limit.
 """
 
 from __future__ import annotations
+
+import sqlite3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -59,3 +62,18 @@ CREATE TABLE IF NOT EXISTS pages (
 """
 #: Columns added to ``documents`` by version 2 (name, SQL type).
 V2_COLUMNS = (("total_pages", "INTEGER"), ("started", "REAL"))
+
+
+#: SQLite result codes (primary, ``errorcode & 0xff``) that say the journal cannot be written
+#: now -- full, I/O error, read-only, busy/locked past the timeout, damaged, not a database, not
+#: openable -- as opposed to a statement that is wrong (constraint, misuse: a bug, not a fault).
+WRITE_PROBLEMS = frozenset({
+    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+    sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM,
+})
+
+
+def write_problem(e: sqlite3.Error) -> bool:
+    """The error says the journal cannot be written now (``WRITE_PROBLEMS``), not a wrong statement."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return code is not None and (code & 0xFF) in WRITE_PROBLEMS

@@ -63,7 +63,7 @@ from daemon.journal.rows import (
     sha256_file,
     status_summary,
 )
-from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_VERSION, V2_COLUMNS
+from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_VERSION, V2_COLUMNS, write_problem
 from daemon.models import DocState, Document, Progress
 from daemon.pagerecord import PageResult
 
@@ -80,20 +80,6 @@ NOT_READ = "not-read"
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
 
-
-
-#: SQLite result codes (primary, ``errorcode & 0xff``) that say the journal cannot be written
-#: now -- full, I/O error, read-only, busy/locked past the timeout, damaged, not a database, not
-#: openable -- as opposed to a statement that is wrong (constraint, misuse: a bug, not a fault).
-WRITE_PROBLEMS = frozenset({
-    sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
-    sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM,
-})
-
-
-def _write_problem(e: sqlite3.Error) -> bool:
-    code = getattr(e, "sqlite_errorcode", None)
-    return code is not None and (code & 0xFF) in WRITE_PROBLEMS
 
 
 def journal_path(state_dir: Path) -> Path:
@@ -200,7 +186,7 @@ class Journal:
                         db.execute("ROLLBACK")
                 raise
         except sqlite3.Error as e:
-            if _write_problem(e) and self.on_write_error is not None:
+            if write_problem(e) and self.on_write_error is not None:
                 self.on_write_error(e)
             raise
 

@@ -5,7 +5,8 @@ Contract:
   in exactly one of: ``done``/``duplicate`` (outputs written, source kept/archived/deleted),
   ``failed`` (source moved to the failed folder with ``<name>.error.txt``), or back in
   ``queued`` with a not-before time (transient problem; returns the delay). It never raises for a
-  problem with the document; it raises only if the journal itself is unusable.
+  problem with the document; it raises only if the journal itself is unusable (a write that
+  fails for want of space, I/O or a lock: the service takes no document until it can write).
 - Pages are rendered in worker processes (a crash or hang of the renderer cannot take the daemon
   down) and each page is submitted to the engine as soon as it is rendered, so the engine sees
   pages of several documents at once and batches them. At most ``window`` pages of one document
@@ -41,6 +42,7 @@ import concurrent.futures as cf
 import logging
 import os
 import pickle
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +55,7 @@ from daemon.config import Config
 from daemon.engines.base import Engine
 from daemon.errors import InputError, OcrDaemonError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
+from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, Progress, RenderOptions, RouteDecision
 from daemon.names import display, for_log
@@ -162,13 +165,20 @@ class Pipeline:
             if changed(doc, src):  # the error was about content that is no longer there
                 return self._superseded(doc)
             return self._fail(doc, src, e.reason)
+        except sqlite3.Error as e:
+            if write_problem(e):  # the journal cannot be written: not this document's fault, and
+                raise  # no strike could be recorded; the service waits for the journal (service.py)
+            return self._unexpected(doc, src, e)
         except Exception as e:  # transient, a crash, a bug: bounded retries (``_retry``)
-            if changed(doc, src):  # e.g. a page index past the end of a shorter new version
-                return self._superseded(doc)
-            if isinstance(e, OcrDaemonError):
-                return self._retry(doc, src, str(e))
-            log.exception("%s: unexpected error", doc.tag)
-            return self._retry(doc, src, f"internal error: {describe(e)}")
+            return self._unexpected(doc, src, e)
+
+    def _unexpected(self, doc: Document, src: Path, e: Exception) -> Outcome:
+        if changed(doc, src):  # e.g. a page index past the end of a shorter new version
+            return self._superseded(doc)
+        if isinstance(e, OcrDaemonError):
+            return self._retry(doc, src, str(e))
+        log.exception("%s: unexpected error", doc.tag)
+        return self._retry(doc, src, f"internal error: {describe(e)}")
 
     # -- stages -------------------------------------------------------------------------------
 

@@ -215,6 +215,34 @@ class InboxCfg(Strict):
         None, examples=[["de", "en"]],
         description="language hint for Tesseract, e.g. `[de, en]`; `null` = `engine.tesseract.languages`",
     )
+    # daemon/intake/batch.py, pagescan.py; docs/batches.md
+    separator: str | None = Field(
+        None, min_length=1, max_length=200, examples=["PATCH T"],
+        description="split each PDF or multi-page TIFF at separator sheets: pages with a barcode or QR code "
+        "holding exactly this text; the sheets are left out and each part is its own document "
+        "(`<name>.part1.pdf`, `<name>.part2.pdf`, ... beside it); see docs/batches.md",
+    )
+    drop_blank_pages: bool = Field(
+        False, examples=[True],
+        description="leave blank pages (the empty backs of a duplex scan) out of PDFs and multi-page TIFFs: the "
+        "rest is written as `<name>.part1.pdf`; the sidecar lists them under `dropped_pages` with their page "
+        "numbers in the original",
+    )
+    batch_archive: str | None = Field(
+        None, examples=["/srv/scans/originals/{yyyy}-{mm}"],
+        description="folder the original of a split or cleaned file is moved to once every part is written; "
+        "template with `{inbox} {subdir} {stem} {yyyy} {mm} {dd}`; `null` = `batch-originals/<subfolder>` in "
+        "the inbox; on the inbox's filesystem",
+    )
+
+    @field_validator("batch_archive")
+    @classmethod
+    def _batch_tmpl(cls, v: str | None) -> str | None:
+        return None if v is None else _check_template(v, BATCH_TEMPLATE_FIELDS)
+
+    def splits(self) -> bool:
+        """True if files of this inbox go through the batch splitter (daemon.intake.batch)."""
+        return self.separator is not None or self.drop_blank_pages
 
     @field_validator("schedule")
     @classmethod
@@ -324,6 +352,11 @@ class RouteMatch(Strict):
     """A route's conditions: all must hold; none at all = a catch-all. Each may be one value or a list."""
 
     inbox: list[str] | None = Field(None, examples=[["scans"]], json_schema_extra=_or_one, description="inbox name(s)")
+    subdir: list[str] | None = Field(
+        None, examples=[["acme", "acme/*"]], json_schema_extra=_or_one,
+        description="glob(s) on the inbox subfolder the file came from (`a/b` for `<inbox>/a/b/x.pdf`, `\"\"` at "
+        "the inbox's root), case-insensitive; `*` also matches `/`",
+    )
     filename: list[str] | None = Field(
         None, examples=[["*rechnung*", "*invoice*"]], json_schema_extra=_or_one, description="glob(s) on the file name, case-insensitive"
     )
@@ -337,23 +370,27 @@ class RouteMatch(Strict):
     has_table: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains a table")
     has_math: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains LaTeX math")
 
-    _norm = field_validator("inbox", "filename", "language", "doctype", mode="before")(_one_or_list)
+    _norm = field_validator("inbox", "subdir", "filename", "language", "doctype", mode="before")(_one_or_list)
 
     def is_catch_all(self) -> bool:
         return all(getattr(self, f) is None for f in type(self).model_fields)
 
 
-def _check_template(v: str) -> str:
+def _check_template(v: str, allowed: frozenset[str] = TEMPLATE_FIELDS) -> str:
     try:
         names = {f for _, f, _, _ in string.Formatter().parse(v) if f is not None}
     except ValueError as e:
         raise ValueError(f"bad template: {e}") from e
-    unknown = names - TEMPLATE_FIELDS
+    unknown = names - allowed
     if unknown:
         raise ValueError(
-            f"unknown placeholder(s) {sorted(unknown)}; allowed: {', '.join('{' + f + '}' for f in sorted(TEMPLATE_FIELDS))}"
+            f"unknown placeholder(s) {sorted(unknown)}; allowed: {', '.join('{' + f + '}' for f in sorted(allowed))}"
         )
     return v
+
+
+#: Placeholders of ``inboxes[].batch_archive``: what is known before a file is read.
+BATCH_TEMPLATE_FIELDS = frozenset({"inbox", "subdir", "stem", "yyyy", "mm", "dd"})
 
 
 class RouteCfg(Strict):
@@ -370,8 +407,9 @@ class RouteCfg(Strict):
     )
     destination: str = Field(
         "beside", examples=["/srv/ocr/archive/{doctype}/{doc_yyyy}"],
-        description="`beside` (the source's folder) or a folder template with `{inbox} {language} {doctype} {yyyy} "
-        "{mm} {dd} {stem}` (`{yyyy}`… is the processing date) and `{doc_yyyy} {doc_mm} {doc_date}` (the date printed "
+        description="`beside` (the source's folder) or a folder template with `{inbox} {subdir} {language} {doctype} "
+        "{yyyy} {mm} {dd} {stem}` (`{subdir}`: the inbox subfolder the file came from, `a/b`, empty at the inbox's "
+        "root; `{yyyy}`… is the processing date) and `{doc_yyyy} {doc_mm} {doc_date}` (the date printed "
         "on the document: the first date after a label such as `Datum:`/`Invoice date`/`日付`, else the first date in "
         "the text, in the 11 languages' formats; `undated` when there is none; the sidecar's `doc_date`)",
     )

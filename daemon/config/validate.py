@@ -228,6 +228,12 @@ def filesystem_problems(cfg: Config) -> list[str]:
                 f"{src}: daemon.failed_dir: {cfg.daemon.failed_dir} is on another filesystem than inbox "
                 f"{ib.name!r} ({ib.path}); sources are moved by rename only, so put them on one filesystem"
             )
+    for i, ib in enumerate(cfg.inboxes):
+        if ib.splits() and ib.batch_archive and not same_filesystem(ib.path, template_root(ib.batch_archive)):
+            problems.append(
+                f"{src}: inboxes[{i}].batch_archive: {template_root(ib.batch_archive)} is on another filesystem than "
+                f"the inbox ({ib.path}); split originals are moved by rename only, so put them on one filesystem"
+            )
     for i, r in enumerate(cfg.routes):
         if r.source != "archive" or not r.archive_to:
             continue

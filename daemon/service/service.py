@@ -9,7 +9,9 @@ Contract:
 - SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
   Engine settings need a restart (logged); inboxes, doctypes and routes apply at once.
 - Threads: signal handlers only set events; the main thread does reload/stop. Watch callbacks
-  only enqueue; the stability thread admits into the journal; ``workers`` threads process.
+  only enqueue; the stability thread admits into the journal (or, for an inbox that splits
+  scanner batches, hands PDFs and TIFFs to the batch splitter's thread: daemon.intake.batch);
+  ``workers`` threads process.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.fsio import is_within
+from daemon.intake import batch
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.watch import InboxWatcher
 from daemon.journal.store import AdmitAction, Journal
@@ -112,6 +115,7 @@ class Service:
         self.journal = Journal(cfg.daemon.state_dir)
         self.engine: Engine = create_engine(cfg, engine_override)
         self.pipeline: Pipeline | None = None
+        self.batches: batch.Splitter | None = None  # scanner batches, for inboxes that split them
         self.queue = WorkQueue()
         self.tracker = StabilityTracker(
             self._on_stable, probe.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
@@ -147,6 +151,12 @@ class Service:
 
     def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
         metrics.observe_stage("stability_wait", time.monotonic() - cand.seen)
+        if probe_error is None and self.batches is not None and self.batches.wants(cand.path, cand.inbox):
+            self.batches.submit(cand, self._admit)  # its parts come back through the watcher
+            return
+        self._admit(cand)
+
+    def _admit(self, cand: Candidate) -> None:
         try:
             adm = self.journal.admit(cand.path, cand.inbox, duplicates=self.cfg.daemon.duplicates)
         except FileNotFoundError:
@@ -173,6 +183,9 @@ class Service:
         self._start_engine()
         self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
         self.pipeline.warm()
+        self.batches = batch.Splitter(self.cfg, self.pipeline.pool)
+        if self.batches.recover():
+            log.info("finished scanner batch split(s) an unclean stop interrupted")
         for i in range(self.worker_count()):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()
@@ -213,7 +226,7 @@ class Service:
 
     def _start_watching(self) -> None:
         cfg = self.cfg
-        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir, *archive_roots(cfg)]
+        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir, *archive_roots(cfg), *batch.archive_roots(cfg)]
         self.watcher = InboxWatcher(
             cfg.inboxes,
             self.tracker.notice,
@@ -372,6 +385,8 @@ class Service:
         self.cfg = new
         if self.pipeline is not None:
             self.pipeline.cfg = new
+        if self.batches is not None:
+            self.batches.cfg = new
         if self.watcher is not None:
             self.watcher.stop()
         self._start_watching()
@@ -385,6 +400,8 @@ class Service:
         if self.watcher is not None:
             self.watcher.stop()
         self.tracker.stop()
+        if self.batches is not None:
+            self.batches.close()  # a split cut short is finished or redone at the next start
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.queue.close()

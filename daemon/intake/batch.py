@@ -443,14 +443,15 @@ class Splitter:
         return target
 
     def _names(self, path: Path, n: int) -> list[str]:
-        """``<stem>.part1.pdf`` ... free in the folder (no file, no temp); ``<stem>-2.part1.pdf``
-        ... when an earlier batch of the same name left its parts there."""
+        """``<stem>.part1.pdf`` ... free in the folder; ``<stem>-2.part1.pdf`` ... when an earlier
+        batch of the same name left its parts there. Temp files do not count: one left by a kill
+        before the split was recorded is this split's own, and is written again."""
         tail = f".part{n}.pdf"
         stem = fit_stem(path.stem, len(os.fsencode(tail)) + len(".-9999.ocr-tmp"))
         for i in range(1, 10_000):
             s = stem if i == 1 else f"{stem}-{i}"
             names = [f"{s}.part{k}.pdf" for k in range(1, n + 1)]
-            if not any(os.path.lexists(path.parent / x) or os.path.lexists(_temp(path.parent / x)) for x in names):
+            if not any(os.path.lexists(path.parent / x) for x in names):
                 return names
         raise TransientError(f"no free part names for {path.name} in {path.parent}")
 

@@ -26,7 +26,7 @@ The blank rule, and why each step:
 2. The paper's shade is the median of what is left (a blank page is mostly paper; a tinted or
    recycled sheet is not "ink").
 3. Ink is a pixel ``INK_DELTA`` grey levels darker than the paper: bleed-through of the front
-   side, JPEG ringing and scanner noise stay well above it, a pencil stroke does not.
+   side, JPEG ringing and scanner noise stay above it, a pencil stroke does not.
 4. A pixel counts only with enough ink around it (``SPECK``): noise pixels and dust specks
    go, strokes of a pen or a printed digit stay.
 5. Blank = the ink left covers less than ``BLANK_BELOW_PPM`` of the content area.
@@ -51,15 +51,16 @@ PAGE_LONG_EDGE_MM = 297.0
 SIDE_MARGIN_MM = 20.0
 TOP_BOTTOM_MARGIN_MM = 8.0
 #: Grey levels below the paper's shade that make a pixel ink. Measured (bench/bench_blank.py,
-#: 2026-12-02): bleed-through, noise and JPEG artefacts on 120 generated blank backs reach at most
-#: 49 levels below the paper before the speck filter; a light pencil signature is 90+ below.
-INK_DELTA = 70
-#: Blank below this many ink pixels per million of the content area. Measured (bench/bench_blank.py,
-#: 2026-12-02): the 120 blank backs scored at most 0 ppm, the 60 sparse real pages (only a
-#: signature, only a 8-12 pt page number, one short line) at least 208 ppm; 20 ppm sits between,
-#: 10x under the sparsest real page, and a blank back needs 20 dark pixels in a 3x3 cluster per
-#: million (a cluster of dust the size of a page number's digit) before it is kept.
-BLANK_BELOW_PPM = 20.0
+#: 2026-12-02, 120 generated blank backs, 60 sparse real pages): at 60 the bleed-through of a
+#: letterhead bar on a dark paper already counts as ink (7080 ppm on a blank back); at 80 the
+#: worst blank back scores 18 ppm (clustered dust) and the sparsest real page 38 ppm (a lone
+#: 10 pt page number), the widest ratio of the deltas tried (70: 29 vs 46; 90: 14 vs 26). A light
+#: pencil signature is ~100 levels below the paper, so it still counts.
+INK_DELTA = 80
+#: Blank below this many ink pixels per million of the content area: 26, between the worst blank
+#: back (18 ppm) and the sparsest real page (38 ppm) of the same measurement (their geometric
+#: mean); a signature scores 400+, a single line of text 300+. A page in doubt is kept.
+BLANK_BELOW_PPM = 26.0
 #: Speck filter: an ink pixel counts only with at least ``SPECK[1]`` ink pixels in the
 #: ``SPECK[0]`` x ``SPECK[0]`` square around it (7 px = 1.2 mm at SCAN_DPI). Dust up to 3x3 px
 #: (9) never reaches 12; a pen or print stroke 2 px wide does over any 7 px of its length.

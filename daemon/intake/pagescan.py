@@ -43,7 +43,8 @@ from daemon.models import RenderOptions
 from daemon.pages import render
 
 #: Resolution pages are looked at: Code 128 modules of 0.4 mm are ~2.4 px, QR modules far more,
-#: and a 10 pt page number's strokes ~2 px (bench/bench_blank.py times a page at this size).
+#: and a 10 pt page number's strokes ~2 px. Cost: 279 ms a page median (render + barcode read + ink,
+#: bench/bench_blank.py on the shared 2-core dev machine, 2026-12-02), well under OCR's seconds.
 SCAN_DPI = 150
 #: Long edge assumed for a page when converting mm to pixels (A4; a Letter page is 6 % shorter,
 #: which only shifts the margin bands by a millimetre).
@@ -54,12 +55,12 @@ TOP_BOTTOM_MARGIN_MM = 8.0
 #: 2026-12-02, 120 generated blank backs, 60 sparse real pages): at 60 the bleed-through of a
 #: letterhead bar on a dark paper already counts as ink (7080 ppm on a blank back); at 80 the
 #: worst blank back scores 18 ppm (clustered dust) and the sparsest real page 38 ppm (a lone
-#: 10 pt page number), the widest ratio of the deltas tried (70: 29 vs 46; 90: 14 vs 26). A light
+#: 8 pt page number), the widest ratio of the deltas tried (70: 29 vs 46; 90: 14 vs 26). A light
 #: pencil signature is ~100 levels below the paper, so it still counts.
 INK_DELTA = 80
 #: Blank below this many ink pixels per million of the content area: 26, between the worst blank
 #: back (18 ppm) and the sparsest real page (38 ppm) of the same measurement (their geometric
-#: mean); a signature scores 400+, a single line of text 300+. A page in doubt is kept.
+#: mean); a lone signature scores 187+ ppm, a single line of text 300+. A page in doubt is kept.
 BLANK_BELOW_PPM = 26.0
 #: Speck filter: an ink pixel counts only with at least ``SPECK[1]`` ink pixels in the
 #: ``SPECK[0]`` x ``SPECK[0]`` square around it (7 px = 1.2 mm at SCAN_DPI). Dust up to 3x3 px

@@ -35,7 +35,15 @@ from daemon.config import (
     load_config,
 )
 from daemon.config.validate import http_notes, http_problems
-from daemon.errors import ConfigError, ExitCode, FatalError, TransientError, exit_code_for
+from daemon.errors import (
+    ConfigError,
+    ExitCode,
+    FatalError,
+    InputError,
+    OcrDaemonError,
+    TransientError,
+    exit_code_for,
+)
 from daemon.fsio import is_within
 from daemon.models import Progress, format_duration
 
@@ -223,6 +231,7 @@ class OnceProgress:
 
 def cmd_once(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
+    from daemon.intake.batch import Splitter
     from daemon.journal.guard import open_state
     from daemon.journal.store import AdmitAction
     from daemon.service.pipeline import Pipeline
@@ -233,11 +242,13 @@ def cmd_once(args: argparse.Namespace) -> int:
     engine.start()
     bar = OnceProgress(sys.stderr)
     pipeline = Pipeline(cfg, journal, engine, on_progress=bar)
+    splitter = Splitter(cfg, pipeline.pool)  # scanner batches of inboxes that split them (docs/batches.md)
     failures = 0
     finished: list[int] = []  # documents done/duplicate in this run: their on_done hooks run at the end
+    todo = [(Path(f), Path(os.path.abspath(f))) for f in args.files]
     try:
-        for f in args.files:
-            path = Path(os.path.abspath(f))
+        while todo:
+            f, path = todo.pop(0)
             t0 = time.monotonic()
             if not os.path.lexists(path):
                 if args.jsonl:
@@ -245,6 +256,11 @@ def cmd_once(args: argparse.Namespace) -> int:
                 else:
                     print(f"{f}: no such file", file=sys.stderr)
                 failures += 1
+                continue
+            parts = _split_once(splitter, journal, cfg, f, path, args.jsonl)
+            if parts is not None:  # its parts are processed next, each as its own document
+                todo[:0] = [(p, p) for p in parts]
+                failures += not parts
                 continue
             adm = journal.admit(path, _inbox_for(cfg, path), duplicates=cfg.daemon.duplicates)
             doc = adm.document
@@ -295,6 +311,32 @@ def cmd_once(args: argparse.Namespace) -> int:
     for line in run_for_once(journal, finished, args.hooks_wait):  # a failed hook does not fail the document
         print(line, file=sys.stderr)
     return ExitCode.FAILURES if failures else ExitCode.OK
+
+
+def _split_once(splitter: Any, journal: Any, cfg: Config, f: Path, path: Path, jsonl: bool) -> list[Path] | None:
+    """``once`` of a file of an inbox that splits scanner batches: its part files (None: the file
+    is processed whole; [] after an error, reported)."""
+    import concurrent.futures as cf
+
+    inbox = _inbox_for(cfg, path)
+    if journal.find(path) is not None or not splitter.wants(path, inbox):
+        return None
+    try:
+        res = splitter.split(path, inbox)
+    except (InputError, cf.process.BrokenProcessPool, cf.TimeoutError):
+        return None  # pages unreadable (or they crashed a worker): processing it whole fails it with the reason
+    except (OcrDaemonError, OSError) as e:
+        if jsonl:
+            _print_jsonl(_once_record(f, journal, None, "retry", 0.0, f"not split: {e}"))
+        else:
+            print(f"{f}: not split: {e}", file=sys.stderr)
+        return []
+    if res.passed:
+        return None
+    if not jsonl:
+        where = f"; original -> {res.original_to}" if res.original_to else ""
+        print(f"{f}: split into {len(res.parts)} part(s){where}")
+    return res.parts
 
 
 def _once_record(

@@ -37,7 +37,7 @@ else:
     Format = Literal[FORMATS]
 
 #: Placeholders allowed in destination / archive templates.
-TEMPLATE_FIELDS = frozenset({"inbox", "language", "doctype", "yyyy", "mm", "dd", "stem", "doc_yyyy", "doc_mm", "doc_date"})
+TEMPLATE_FIELDS = frozenset({"inbox", "subdir", "language", "doctype", "yyyy", "mm", "dd", "stem", "doc_yyyy", "doc_mm", "doc_date"})
 
 INPUT_SUFFIXES = (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 

@@ -8,7 +8,7 @@ Contract:
   warns when routes then match on ``doctype``.
 - ``shipped_doctypes()`` returns a fresh copy of the packaged doctypes data on every call.
 - ``resolve_paths(cfg, base)`` makes relative paths (state_dir, failed_dir, inbox paths,
-  destination/archive templates, the http socket and token file) absolute against ``base``, the folder of the config file.
+  destination/archive/batch_archive templates, the http socket and token file) absolute against ``base``, the folder of the config file.
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ def resolve_paths(cfg: Config, base: Path) -> None:
         cfg.daemon.http.token_file = _resolve(cfg.daemon.http.token_file, base)
     for ib in cfg.inboxes:
         ib.path = _resolve(ib.path, base)
+        if ib.batch_archive:
+            ib.batch_archive = _resolve_tmpl(ib.batch_archive, base)
     for r in cfg.routes:
         r.destination = _resolve_tmpl(r.destination, base)
         if r.archive_to:

@@ -46,6 +46,7 @@ from daemon.config.engine_schema import (
     TesseractCfg,
     VllmCfg,
 )
+from daemon.config.http_schema import HttpCfg
 
 __all__ = [
     "DEFAULT_CONFIG_PATH",
@@ -78,134 +79,6 @@ __all__ = [
     "VllmCfg",
     "template_root",
 ]
-
-
-#: Names that always mean this machine: the default of ``daemon.http.hosts`` (with the listen address).
-LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
-_HOSTNAME = re.compile(r"(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?", re.IGNORECASE)
-
-
-def listen_host(listen: str) -> str | None:
-    """The host part of a ``daemon.http.listen`` ``host:port`` (brackets of ``[v6]`` removed);
-    None for a Unix socket path."""
-    if "/" in listen:
-        return None
-    host = listen.rpartition(":")[0]
-    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
-
-
-def is_loopback_listen(listen: str) -> bool:
-    """True for a Unix socket or a loopback address (``localhost``, 127.0.0.0/8, ``::1``): only
-    this machine can connect. Any other name or address (``0.0.0.0``, ``::``, a LAN address, a
-    host name that may resolve to one) reaches the network."""
-    import ipaddress
-
-    host = listen_host(listen)
-    if host is None or host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-class HttpCfg(Strict):
-    """The HTTP endpoint: health checks, Prometheus metrics, the status JSON and page, uploads
-    (the API, access control and remote access: docs/http.md)."""
-
-    # daemon/service/http.py, statuspage.py
-    listen: str = Field(
-        "127.0.0.1:9750", examples=["[::1]:9750", "/var/lib/ocr-daemon/http.sock"],
-        description="`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (contains a `/`); "
-        "on a taken port the daemon logs an error, keeps processing and retries every 30 s",
-    )
-    upload: bool = Field(
-        False, examples=[True],
-        description="the page takes a file and drops it into a chosen inbox (the normal path: stability, journal, routing)",
-    )
-    hosts: list[str] | None = Field(
-        None, examples=[["ocr.example.org", "*.example.org"]],
-        description="names (or IP addresses) a request's Host header may give; `*.example.org` also matches its "
-        "subdomains; any other Host gets 421 (a web page cannot reach the endpoint by DNS rebinding). "
-        "null = localhost, 127.0.0.1, ::1 and the listen address. An IP address of the interface a "
-        "request came in on is always accepted",
-    )
-    allow_remote: bool = Field(
-        False, examples=[True], description="listen on an address other than loopback (needs token_file too); off: only this machine connects"
-    )
-    token_file: Path | None = Field(
-        None, examples=["/etc/ocr-daemon/http.token"],
-        description="a file holding the bearer token every request except /healthz/live and /healthz/ready must "
-        "send (`Authorization: Bearer <token>`); required with allow_remote; relative to the rules file",
-    )
-    upload_clients: list[str] = Field(
-        default_factory=lambda: ["127.0.0.0/8", "::1"], examples=[["127.0.0.0/8", "::1", "192.0.2.0/24"]],
-        description="client networks (CIDR) allowed to upload; any client of a Unix socket (its file permissions guard it)",
-    )
-    upload_max_mb: int = Field(100, ge=1, le=4096, examples=[500], description="largest upload (MiB)")
-    upload_concurrency: int = Field(
-        2, ge=1, le=64, examples=[4], description="uploads received at once; one more gets 503 with Retry-After"
-    )
-
-    @field_validator("listen")
-    @classmethod
-    def _listen(cls, v: str) -> str:
-        if "/" in v:
-            return v
-        host, sep, port = v.rpartition(":")
-        if not sep or not host or not port.isdigit() or int(port) > 65535:
-            raise ValueError(f"{v!r} is not host:port (e.g. 127.0.0.1:9750, [::1]:9750) or a socket path")
-        return v
-
-    @field_validator("hosts")
-    @classmethod
-    def _hosts(cls, v: list[str] | None) -> list[str] | None:
-        import ipaddress
-
-        if v is None:
-            return v
-        out = []
-        for h in v:
-            name = h.strip().lower()
-            name = name[1:-1] if name.startswith("[") and name.endswith("]") else name
-            try:
-                ipaddress.ip_address(name)
-            except ValueError:
-                if not _HOSTNAME.fullmatch(name):
-                    raise ValueError(f"{h!r} is not a host name, an IP address or *.domain (no port, no scheme)") from None
-            out.append(name.rstrip("."))
-        return out
-
-    @field_validator("upload_clients")
-    @classmethod
-    def _networks(cls, v: list[str]) -> list[str]:
-        import ipaddress
-
-        for net in v:
-            try:
-                ipaddress.ip_network(net, strict=False)
-            except ValueError as e:
-                raise ValueError(f"{net!r} is not an IP network ({e})") from e
-        return v
-
-    def unix_path(self) -> Path | None:
-        """The socket path when ``listen`` names one."""
-        return Path(self.listen) if "/" in self.listen else None
-
-    def remote(self) -> bool:
-        """True when ``listen`` reaches the network (see ``is_loopback_listen``)."""
-        return not is_loopback_listen(self.listen)
-
-    def allowed_hosts(self) -> list[str]:
-        """``hosts``, or its default: the loopback names and the listen address (unless that is
-        the any-address, which names no host)."""
-        if self.hosts is not None:
-            return list(self.hosts)
-        out = list(LOOPBACK_HOSTS)
-        host = (listen_host(self.listen) or "").lower()
-        if host and host not in ("0.0.0.0", "::") and host not in out:
-            out.append(host)
-        return out
 
 
 class DaemonCfg(Strict):
@@ -308,6 +181,34 @@ class InboxCfg(Strict):
         None, examples=[["de", "en"]],
         description="language hint for Tesseract, e.g. `[de, en]`; `null` = `engine.tesseract.languages`",
     )
+    # daemon/intake/batch.py, pagescan.py; docs/batches.md
+    separator: str | None = Field(
+        None, min_length=1, max_length=200, examples=["PATCH T"],
+        description="split each PDF or multi-page TIFF at separator sheets: pages with a barcode or QR code "
+        "holding exactly this text; the sheets are left out and each part is its own document "
+        "(`<name>.part1.pdf`, `<name>.part2.pdf`, ... beside it); see docs/batches.md",
+    )
+    drop_blank_pages: bool = Field(
+        False, examples=[True],
+        description="leave blank pages (the empty backs of a duplex scan) out of PDFs and multi-page TIFFs: the "
+        "rest is written as `<name>.part1.pdf`; the sidecar lists them under `dropped_pages` with their page "
+        "numbers in the original",
+    )
+    batch_archive: str | None = Field(
+        None, examples=["/srv/scans/originals/{yyyy}-{mm}"],
+        description="folder the original of a split or cleaned file is moved to once every part is written; "
+        "template with `{inbox} {subdir} {stem} {yyyy} {mm} {dd}`; `null` = `batch-originals/<subfolder>` in "
+        "the inbox; on the inbox's filesystem",
+    )
+
+    @field_validator("batch_archive")
+    @classmethod
+    def _batch_tmpl(cls, v: str | None) -> str | None:
+        return None if v is None else _check_template(v, BATCH_TEMPLATE_FIELDS)
+
+    def splits(self) -> bool:
+        """True if files of this inbox go through the batch splitter (daemon.intake.batch)."""
+        return self.separator is not None or self.drop_blank_pages
 
     @field_validator("schedule")
     @classmethod
@@ -417,6 +318,11 @@ class RouteMatch(Strict):
     """A route's conditions: all must hold; none at all = a catch-all. Each may be one value or a list."""
 
     inbox: list[str] | None = Field(None, examples=[["scans"]], json_schema_extra=_or_one, description="inbox name(s)")
+    subdir: list[str] | None = Field(
+        None, examples=[["acme", "acme/*"]], json_schema_extra=_or_one,
+        description="glob(s) on the inbox subfolder the file came from (`a/b` for `<inbox>/a/b/x.pdf`, `\"\"` at "
+        "the inbox's root), case-insensitive; `*` also matches `/`",
+    )
     filename: list[str] | None = Field(
         None, examples=[["*rechnung*", "*invoice*"]], json_schema_extra=_or_one, description="glob(s) on the file name, case-insensitive"
     )
@@ -430,21 +336,21 @@ class RouteMatch(Strict):
     has_table: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains a table")
     has_math: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains LaTeX math")
 
-    _norm = field_validator("inbox", "filename", "language", "doctype", mode="before")(_one_or_list)
+    _norm = field_validator("inbox", "subdir", "filename", "language", "doctype", mode="before")(_one_or_list)
 
     def is_catch_all(self) -> bool:
         return all(getattr(self, f) is None for f in type(self).model_fields)
 
 
-def _check_template(v: str) -> str:
+def _check_template(v: str, allowed: frozenset[str] = TEMPLATE_FIELDS) -> str:
     try:
         names = {f for _, f, _, _ in string.Formatter().parse(v) if f is not None}
     except ValueError as e:
         raise ValueError(f"bad template: {e}") from e
-    unknown = names - TEMPLATE_FIELDS
+    unknown = names - allowed
     if unknown:
         raise ValueError(
-            f"unknown placeholder(s) {sorted(unknown)}; allowed: {', '.join('{' + f + '}' for f in sorted(TEMPLATE_FIELDS))}"
+            f"unknown placeholder(s) {sorted(unknown)}; allowed: {', '.join('{' + f + '}' for f in sorted(allowed))}"
         )
     return v
 
@@ -512,6 +418,10 @@ class OnDoneCfg(Strict):
         return self
 
 
+#: Placeholders of ``inboxes[].batch_archive``: what is known before a file is read.
+BATCH_TEMPLATE_FIELDS = frozenset({"inbox", "subdir", "stem", "yyyy", "mm", "dd"})
+
+
 class RouteCfg(Strict):
     """A route: where a matching document's outputs go and what happens to its source. The
     first route whose `match` holds takes the document."""
@@ -526,8 +436,9 @@ class RouteCfg(Strict):
     )
     destination: str = Field(
         "beside", examples=["/srv/ocr/archive/{doctype}/{doc_yyyy}"],
-        description="`beside` (the source's folder) or a folder template with `{inbox} {language} {doctype} {yyyy} "
-        "{mm} {dd} {stem}` (`{yyyy}`… is the processing date) and `{doc_yyyy} {doc_mm} {doc_date}` (the date printed "
+        description="`beside` (the source's folder) or a folder template with `{inbox} {subdir} {language} {doctype} "
+        "{yyyy} {mm} {dd} {stem}` (`{subdir}`: the inbox subfolder the file came from, `a/b`, empty at the inbox's "
+        "root; `{yyyy}`… is the processing date) and `{doc_yyyy} {doc_mm} {doc_date}` (the date printed "
         "on the document: the first date after a label such as `Datum:`/`Invoice date`/`日付`, else the first date in "
         "the text, in the 11 languages' formats; `undated` when there is none; the sidecar's `doc_date`)",
     )

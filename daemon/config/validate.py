@@ -29,9 +29,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from daemon.config.http_schema import is_loopback_listen
 from daemon.config.load import LoadedYaml, line_for
 from daemon.config.normalise import normalise
-from daemon.config.schema import Config, InboxCfg, is_loopback_listen, template_root
+from daemon.config.schema import Config, InboxCfg, template_root
 from daemon.errors import ConfigError
 from daemon.fsio import is_within
 
@@ -251,6 +252,12 @@ def filesystem_problems(cfg: Config) -> list[str]:
             problems.append(
                 f"{src}: daemon.failed_dir: {cfg.daemon.failed_dir} is on another filesystem than inbox "
                 f"{ib.name!r} ({ib.path}); sources are moved by rename only, so put them on one filesystem"
+            )
+    for i, ib in enumerate(cfg.inboxes):
+        if ib.splits() and ib.batch_archive and not same_filesystem(ib.path, template_root(ib.batch_archive)):
+            problems.append(
+                f"{src}: inboxes[{i}].batch_archive: {template_root(ib.batch_archive)} is on another filesystem than "
+                f"the inbox ({ib.path}); split originals are moved by rename only, so put them on one filesystem"
             )
     for i, r in enumerate(cfg.routes):
         if r.source != "archive" or not r.archive_to:

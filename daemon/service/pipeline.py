@@ -55,6 +55,7 @@ from daemon.config import Config
 from daemon.engines.base import Engine
 from daemon.errors import InputError, OcrDaemonError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
+from daemon.intake.batch import part_info
 from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, Progress, RenderOptions, RouteDecision
@@ -228,6 +229,7 @@ class Pipeline:
         try:
             sidecar = Sidecar.of_document(
                 doc, cls, decision.name, self.engine.name, pages, target, prep.pdf_report, prep.degraded,
+                part_info(src),  # a part of a split scanner batch: where its pages came from
             )
             outputs = self._write(doc, src, decision, sidecar, timings, prep)
             timings["write"] = prep.seconds["render"] + time.monotonic() - t3

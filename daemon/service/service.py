@@ -19,9 +19,10 @@ Contract:
 - SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
   Engine settings need a restart (logged); inboxes, doctypes and routes apply at once.
 - Threads: signal handlers only set events; the main thread does reload/stop. Watch callbacks
-  only enqueue; the stability thread admits into the journal; ``workers`` threads process;
-  ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started after the journal recovery,
-  stopped after the drain).
+  only enqueue; the stability thread admits into the journal (or, for an inbox that splits
+  scanner batches, hands PDFs and TIFFs to the batch splitter's thread: daemon.intake.batch);
+  ``workers`` threads process; ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started
+  after the journal recovery, stopped after the drain).
 
 Just over ~500 lines: the workers' loop and what it does when the journal fails under it belong
 with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
@@ -49,6 +50,7 @@ from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.fsio import is_within
+from daemon.intake import batch
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.unreadable import ReadFailures
 from daemon.intake.watch import InboxWatcher
@@ -142,6 +144,7 @@ class Service:
         self.read_failures = ReadFailures()
         self.engine: Engine = create_engine(cfg, engine_override)
         self.pipeline: Pipeline | None = None
+        self.batches: batch.Splitter | None = None  # scanner batches, for inboxes that split them
         self.queue = WorkQueue()
         self.tracker = StabilityTracker(
             self._on_stable, probe.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
@@ -178,6 +181,12 @@ class Service:
 
     def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
         metrics.observe_stage("stability_wait", time.monotonic() - cand.seen)
+        if probe_error is None and self.batches is not None and self.batches.wants(cand.path, cand.inbox):
+            self.batches.submit(cand, self._admit)  # its parts come back through the watcher
+            return
+        self._admit(cand)
+
+    def _admit(self, cand: Candidate) -> None:
         try:
             adm = self.journal.admit(cand.path, cand.inbox, duplicates=self.cfg.daemon.duplicates)
         except FileNotFoundError:
@@ -227,6 +236,9 @@ class Service:
         self._start_engine()
         self.pipeline = Pipeline(self.cfg, self.journal, self.engine)
         self.pipeline.warm()
+        self.batches = batch.Splitter(self.cfg, self.pipeline.pool)
+        if self.batches.recover():
+            log.info("finished scanner batch split(s) an unclean stop interrupted")
         for i in range(self.worker_count()):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()
@@ -270,7 +282,7 @@ class Service:
 
     def _start_watching(self) -> None:
         cfg = self.cfg
-        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir, *archive_roots(cfg)]
+        excluded = [cfg.daemon.failed_dir, cfg.daemon.state_dir, *archive_roots(cfg), *batch.archive_roots(cfg)]
         self.watcher = InboxWatcher(
             cfg.inboxes,
             self.tracker.notice,
@@ -474,6 +486,8 @@ class Service:
         self.cfg = new
         if self.pipeline is not None:
             self.pipeline.cfg = new
+        if self.batches is not None:
+            self.batches.cfg = new
         if self.watcher is not None:
             self.watcher.stop()
         self._start_watching()
@@ -490,6 +504,8 @@ class Service:
         if self.watcher is not None:
             self.watcher.stop()
         self.tracker.stop()
+        if self.batches is not None:
+            self.batches.close()  # a split cut short is finished or redone at the next start
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.queue.close()

@@ -2,7 +2,8 @@
 
 Contract: ``Sidecar`` holds every top-level key the JSON output writes before the document model
 (``daemon.writers.jsonout`` puts the model under its own keys); ``to_json()`` gives them in a
-stable order. Fields that belong only to some documents (``pdf``, ``duplicate_of``) are left out
+stable order. Fields that belong only to some documents (``pdf``, ``duplicate_of``, and ``batch``
+with ``dropped_pages`` for a part of a split scanner batch, daemon.intake.batch) are left out
 when None; ``degraded`` (document-level optional stages that failed) and ``pages[].degraded``
 (per page) are always there, empty when nothing degraded (docs/outputs.md says how to read them).
 ``outputs`` and ``timings`` are filled in once the output names are known.
@@ -55,11 +56,14 @@ class Sidecar:
     duplicate_of: DuplicateOf | None = None
     outputs: tuple[str, ...] | None = None
     timings: Mapping[str, float] | None = None
+    batch: Mapping[str, Any] | None = None  # a part of a split batch: its /OcrDaemonBatch record
+
 
     @classmethod
     def of_document(
         cls, doc: Document, c: Classification, route: str, engine: str, pages: Sequence[PageResult],
         archived_to: Path | None, pdf: Mapping[str, Any] | None, degraded: Sequence[Degraded],
+        batch: Mapping[str, Any] | None = None,
     ) -> Sidecar:
         return cls(
             source=display(doc.path), inbox=doc.inbox, sha256=doc.sha256, size=doc.size, language=c.language,
@@ -67,7 +71,7 @@ class Sidecar:
             doctype_scores={k: round(v, 2) for k, v in c.doctype_scores.items()}, has_table=c.has_table,
             has_math=c.has_math, doc_date=c.doc_date, route=route, pages=tuple(pages), engine=engine,
             document_id=doc.id, processed_at=datetime.now().astimezone().isoformat(timespec="seconds"),
-            archived_to=_archived(doc, archived_to), pdf=pdf, degraded=tuple(degraded),
+            archived_to=_archived(doc, archived_to), pdf=pdf, degraded=tuple(degraded), batch=batch,
         )
 
     @classmethod
@@ -106,6 +110,9 @@ class Sidecar:
         if self.pdf is not None:
             out["pdf"] = dict(self.pdf)
         out["degraded"] = [d.to_json() for d in self.degraded]
+        if self.batch is not None:  # the original's page numbers (docs/batches.md)
+            out["batch"] = {k: v for k, v in self.batch.items() if k != "dropped_pages"}
+            out["dropped_pages"] = list(self.batch.get("dropped_pages", []))
         if self.outputs is not None:
             out["outputs"] = list(self.outputs)
         if self.timings is not None:

@@ -2,14 +2,19 @@
 
 Contract:
 - ``match_route(route, ...)`` checks one route's ``match:`` conditions in a fixed order (inbox,
-  filename, language, doctype, pages, has_table, has_math) and returns a ``RouteExplain`` whose
+  subdir, filename, language, doctype, pages, has_table, has_math) and returns a ``RouteExplain`` whose
   ``reason`` names the first condition that failed ("" when it matched). A condition that is not
   set always passes; a route with no conditions matches everything.
 - ``choose_route(cfg, ...)`` walks ``cfg.route_list()`` (the configured routes plus the built-in
   default when the last route is not a catch-all); the first match wins. It returns the
   ``RouteDecision`` with the destination and archive folders expanded, and one ``RouteExplain`` per
   route (all of them, also those after the winner, so ``route --explain`` can show them).
-- ``expand_template(template, fields)`` fills ``{inbox} {language} {doctype} {yyyy} {mm} {dd}
+- ``subdir``: the inbox subfolder a file came from (``a/b`` for ``<inbox>/a/b/x.pdf``, ``""`` at
+  the inbox's root or for a file outside every inbox), as paperless-ngx uses consume subfolders;
+  ``choose_route`` works it out from the inbox's path. ``match.subdir`` globs it
+  (case-insensitive, like filenames); ``{subdir}`` in a template keeps its folder levels, each
+  sanitised like any other value (``""`` at the root: ``/out/{subdir}/x`` is then ``/out/x``).
+- ``expand_template(template, fields)`` fills ``{inbox} {subdir} {language} {doctype} {yyyy} {mm} {dd}
   {stem}`` (processing date) and ``{doc_yyyy} {doc_mm} {doc_date}`` (the date printed on the
   document, ``Classification.doc_date``; ``undated`` when none was found). Every value is sanitised first so that a file name or an inbox name can never steer
   outputs outside the template's folder: no ``/`` or ``\\``, no ``..``, no NUL or other control
@@ -47,7 +52,9 @@ def _fmt_list(values: list[str]) -> str:
     return "[" + ", ".join(values) + "]"
 
 
-def match_route(route: RouteCfg, *, path: Path, inbox: str, cls: Classification, pages: int) -> RouteExplain:
+def match_route(
+    route: RouteCfg, *, path: Path, inbox: str, cls: Classification, pages: int, subdir: str = ""
+) -> RouteExplain:
     """Check ``route.match`` against one document; see the module docstring."""
     m = route.match
 
@@ -56,6 +63,8 @@ def match_route(route: RouteCfg, *, path: Path, inbox: str, cls: Classification,
 
     if m.inbox is not None and inbox not in m.inbox:
         return no(f"inbox {inbox!r} not in {_fmt_list(m.inbox)}")
+    if m.subdir is not None and not any(fnmatch.fnmatchcase(subdir.lower(), g.lower()) for g in m.subdir):
+        return no(f"subdir {subdir!r} matches none of {_fmt_list([repr(g) for g in m.subdir])}")
     if m.filename is not None:
         name = path.name.lower()
         if not any(fnmatch.fnmatchcase(name, g.lower()) for g in m.filename):
@@ -98,6 +107,8 @@ def expand_template(template: str, fields: dict[str, str]) -> Path:
     missing from ``fields`` expand to ``"_"``.
     """
     safe = {k: sanitize_field(v) for k, v in fields.items()}
+    if "subdir" in fields:  # folder levels kept, each one sanitised; "" at the inbox's root
+        safe["subdir"] = "/".join(sanitize_field(c) for c in fields["subdir"].split("/")) if fields["subdir"] else ""
     out = []
     for literal, name, spec, _conv in string.Formatter().parse(template):
         out.append(literal)
@@ -115,10 +126,22 @@ def expand_template(template: str, fields: dict[str, str]) -> Path:
 UNDATED = "undated"
 
 
-def template_fields(*, path: Path, inbox: str, cls: Classification, when: datetime) -> dict[str, str]:
+def subdir_of(path: Path, root: Path | None) -> str:
+    """The folder below the inbox ``root`` that ``path`` is in, '/'-joined; '' at the root or
+    outside it (see the module docstring)."""
+    if root is None:
+        return ""
+    try:
+        return "/".join(path.parent.relative_to(root).parts)
+    except ValueError:
+        return ""
+
+
+def template_fields(*, path: Path, inbox: str, cls: Classification, when: datetime, subdir: str = "") -> dict[str, str]:
     """The values a template may use for this document."""
     return {
         "inbox": inbox,
+        "subdir": subdir,
         "language": cls.language,
         "doctype": cls.doctype,
         "yyyy": f"{when.year:04d}",
@@ -139,14 +162,16 @@ def choose_route(
     """First matching route of ``cfg.route_list()`` and the explain rows of every route."""
     rows: list[RouteExplain] = []
     chosen: RouteCfg | None = None
+    ib = cfg.inbox(inbox)
+    subdir = subdir_of(path, ib.path if ib is not None else None)
     for r in cfg.route_list():
-        row = match_route(r, path=path, inbox=inbox, cls=cls, pages=pages)
+        row = match_route(r, path=path, inbox=inbox, cls=cls, pages=pages, subdir=subdir)
         rows.append(row)
         if row.matched and chosen is None:
             chosen = r
     if chosen is None:  # only possible if route_list() ever stops ending with a catch-all
         chosen = DEFAULT_ROUTE
-    fields = template_fields(path=path, inbox=inbox, cls=cls, when=when)
+    fields = template_fields(path=path, inbox=inbox, cls=cls, when=when, subdir=subdir)
     dest = path.parent if chosen.destination == "beside" else expand_template(chosen.destination, fields)
     archive_dir = None
     if chosen.source == "archive" and chosen.archive_to:

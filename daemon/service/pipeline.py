@@ -31,8 +31,8 @@ Contract:
   (``daemon.service.hooks``) makes them. A hook never fails the document.
 - Retries are bounded and visible: every error but a bad input (``InputError``: failed at once)
   counts one strike; the document is retried with exponential backoff until
-  ``daemon.max_attempts`` strikes, or at once failed when the same error comes back twice in a row
-  (the same exception on the same page is not transient). While it waits, ``status``, ``/status``
+  ``daemon.max_attempts`` strikes, or failed at once when an error about the document itself (on
+  the same page, or the same bug) comes back twice in a row: that is not transient. While it waits, ``status``, ``/status``
   and ``/metrics`` show it with its attempt count, last error and next try.
 """
 
@@ -42,6 +42,7 @@ import concurrent.futures as cf
 import logging
 import os
 import pickle
+import re
 import sqlite3
 import threading
 import time
@@ -382,14 +383,16 @@ class Pipeline:
 
     def _retry(self, doc: Document, src: Path, reason: str) -> Outcome:
         """Back to the queue after a backoff, bounded: every try counts (a disk that stays full,
-        an engine that keeps dying on this file, a bug), and after ``max_attempts`` tries, or
-        when the same error comes back twice in a row, the document is failed with its reason."""
+        an engine that keeps dying on this file, a bug), and after ``max_attempts`` tries the
+        document is failed with its reason -- at once when an error about the document itself (on
+        one of its pages, or a bug) comes back the same twice in a row. Errors around it (a full
+        disk, a read-only destination, an engine restarting) get every try: they can pass."""
         d = self.cfg.daemon
         row = self.journal.get(doc.id)
         previous = row.error if row is not None and row.strikes > 0 else None
         strikes = self.journal.strike(doc.id)
         metrics.document_retried()
-        if previous == reason:
+        if previous == reason and _about_the_document(reason):
             return self._fail(doc, src, f"{reason} (the same error twice in a row: not a passing problem)")
         if strikes >= d.max_attempts:
             return self._fail(doc, src, f"{reason} (gave up after {strikes} tries)")
@@ -398,6 +401,14 @@ class Pipeline:
         log.warning("%s attempt %d of %d failed, retry in %.0fs: %s", doc.tag, strikes, d.max_attempts, delay,
                     for_log(reason))
         return Outcome("retry", retry_in=delay, reason=reason)
+
+
+#: An error about the document itself: on one of its pages, or a bug (not the disk, destination or engine).
+_DOCUMENT_ERROR = re.compile(r"\bpages? \d+|^internal error")
+
+
+def _about_the_document(reason: str) -> bool:
+    return bool(_DOCUMENT_ERROR.search(reason))
 
 
 class _Meter:

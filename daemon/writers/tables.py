@@ -25,8 +25,11 @@ from daemon.writers.numbers import parse_number
 from daemon.writers.text import display_width
 
 BOM = "\ufeff"
-# openpyxl refuses these (XML 1.0 cannot hold them)
-_XML_ILLEGAL = {chr(c) for c in range(32) if c not in (9, 10, 13)}
+# openpyxl refuses these (XML 1.0 cannot hold them): controls, the noncharacters U+FFFE/U+FFFF and
+# lone surrogates (the gate's property test put U+FFFE in a cell: lxml's ValueError)
+_XML_ILLEGAL = {chr(c) for c in range(32) if c not in (9, 10, 13)} | {"\ufffe", "\uffff"} | {
+    chr(c) for c in range(0xD800, 0xE000)
+}
 MAX_CELL_CHARS = 32767  # Excel's limit per cell
 _FIXED_TIME = datetime.datetime(2000, 1, 1)
 

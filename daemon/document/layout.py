@@ -27,6 +27,14 @@ Rules:
 - Lines of a paragraph are joined with a space (none between CJK characters); a word broken
   with a hyphen at the line end is joined (``exam-`` + ``ple`` -> ``example``) when the next line
   starts with a lowercase letter.
+- Except in a block that is lines, not a wrapped paragraph (an address, a signature block;
+  ``daemon.document.lines.is_line_block``): its lines stay lines (``"\\n"`` in the paragraph, a
+  line break in every output). A full line of its column, which it must be well short of, is
+  the 80th percentile of the widths of the lines of the blocks that start where it starts (its
+  column); on a page with columns side by side (blocks of 3+ lines next to each other) without
+  the blocks more than 1.5x as wide as that column's median block (a full-width abstract above
+  two columns), and on a page without columns at least half the page width (a signature block
+  alone on the right).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import re
 from collections import Counter
 
 from daemon.document.inline import escape_markdown_chars
+from daemon.document.lines import is_line_block
 from daemon.document.model import Block, Cell, Heading, ListBlock, ListItem, Paragraph, Table
 from daemon.pagerecord import LayerPage
 from daemon.pages.tables import Grid
@@ -173,8 +182,44 @@ def _block_kind(b: TextBlock, body: float) -> tuple[str, int]:
     return "text", 0
 
 
-def _text_blocks(b: TextBlock, body: float) -> list[Block]:
-    """A text block -> a paragraph, or list items (with paragraphs before the first bullet)."""
+def _paragraph(lines: list[str], keep_lines: bool) -> Paragraph:
+    if keep_lines:
+        return Paragraph("\n".join(_esc_start(ln.strip()) for ln in lines if ln.strip()))
+    return Paragraph(_esc_start(_join(lines)))
+
+
+def _line_blocks(blocks: list[TextBlock], body: float, page_width: float) -> set[int]:
+    """Indexes of the blocks that are lines to keep (see the module docstring)."""
+    boxes = [(min(ln.bbox[0] for ln in b.lines), min(ln.bbox[1] for ln in b.lines),
+              max(ln.bbox[2] for ln in b.lines), max(ln.bbox[3] for ln in b.lines)) if b.lines else b.bbox
+             for b in blocks]
+    multi = [k for k, b in enumerate(blocks) if len(b.lines) >= 2]
+    tall = [k for k in multi if len(blocks[k].lines) >= 3]
+    columns = any(
+        boxes[i][2] < boxes[j][0] and boxes[i][1] < boxes[j][3] and boxes[j][1] < boxes[i][3]
+        for i in tall for j in tall
+    )
+    floor = 0.0 if columns else 0.5 * page_width
+    out: set[int] = set()
+    for k in multi:
+        b = blocks[k]
+        group = [j for j in range(len(blocks)) if blocks[j].lines and abs(boxes[j][0] - boxes[k][0]) <= 1.5 * body]
+        if columns:
+            # a block spanning the columns (an abstract above them) is no line of this column
+            spans = sorted(boxes[j][2] - boxes[j][0] for j in group if j in multi) or [boxes[k][2] - boxes[k][0]]
+            typical = spans[len(spans) // 2]
+            group = [j for j in group if boxes[j][2] - boxes[j][0] <= 1.5 * typical]
+        col = sorted(ln.bbox[2] - ln.bbox[0] for j in group for ln in blocks[j].lines)
+        full = max(floor, col[min(len(col) - 1, int(0.8 * len(col)))] if col else 0.0)
+        size = max((s.size for ln in b.lines for s in ln.spans if s.text.strip()), default=body)
+        if is_line_block([ln.bbox[2] - ln.bbox[0] for ln in b.lines], [ln.bbox[0] for ln in b.lines], size, full):
+            out.add(k)
+    return out
+
+
+def _text_blocks(b: TextBlock, body: float, keep_lines: bool = False) -> list[Block]:
+    """A text block -> a paragraph, or list items (with paragraphs before the first bullet).
+    ``keep_lines``: the block is lines (an address): its paragraph keeps its line breaks."""
     out: list[Block] = []
     para: list[str] = []
     items: list[list[str]] = []
@@ -185,7 +230,7 @@ def _text_blocks(b: TextBlock, body: float) -> list[Block]:
         e = _ENUM.match(raw) if not m else None
         if m or e:
             if para:
-                out.append(Paragraph(_esc_start(_join(para))))
+                out.append(_paragraph(para, keep_lines))
                 para = []
             kind = e is not None
             if items and ordered is not None and kind != ordered:
@@ -200,7 +245,7 @@ def _text_blocks(b: TextBlock, body: float) -> list[Block]:
         else:
             para.append(_inline(ln.spans, True))
     if para:
-        out.append(Paragraph(_esc_start(_join(para))))
+        out.append(_paragraph(para, keep_lines))
     if items:
         start = 1
         if ordered:
@@ -231,6 +276,7 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
                 hit.append(k)
         kept.append((TextBlock(lines, b.bbox), list(dict.fromkeys(hit))))
     out: list[Block] = []
+    lined = _line_blocks([b for b, _hit in kept], body, layer.width)
 
     def put_table(k: int) -> None:
         if k in placed:
@@ -240,13 +286,13 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
         if t is not None:
             out.append(t)
 
-    for b, hit in kept:
+    for n, (b, hit) in enumerate(kept):
         if b.lines:
             kind, level = _block_kind(b, body)
             if kind == "heading":
                 out.append(Heading(level, _join([_inline(ln.spans, False) for ln in b.lines])))
             else:
-                for blk in _text_blocks(b, body):
+                for blk in _text_blocks(b, body, n in lined):
                     # consecutive list blocks of one kind are one list
                     prev = out[-1] if out else None
                     if (isinstance(blk, ListBlock) and isinstance(prev, ListBlock)

@@ -6,7 +6,8 @@ Contract:
   nested lists, display math (``$$``, ``\\[``, ``\\begin{equation}`` and friends), code fences,
   HTML and pipe tables, images, rules. Comments are dropped; block quotes become paragraph text.
 - ``parse_plain_page(text)``: plain OCR text (Tesseract) -> paragraphs split at blank lines,
-  line breaks kept, Markdown-significant characters escaped.
+  Markdown-significant characters escaped, line breaks kept where the lines are lines (an
+  address, a signature block) and wrapped lines joined (``daemon.document.lines.plain_paragraphs``).
 
 Never raises on odd input: whatever cannot be understood stays paragraph text.
 """
@@ -16,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from daemon.document.inline import escape_plain, find_unescaped, normalize_inline, tag_attrs
+from daemon.document.inline import find_unescaped, normalize_inline, tag_attrs
+from daemon.document.lines import plain_paragraphs
 from daemon.document.model import (
     Block,
     CodeBlock,
@@ -326,11 +328,6 @@ def _parse_list(lines: list[str], i: int) -> tuple[ListBlock, int]:
 
 
 def parse_plain_page(text: str) -> list[Block]:
-    """One page of plain OCR text -> paragraphs (separated by blank lines; line breaks kept)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
-    out: list[Block] = []
-    for chunk in re.split(r"\n\s*\n", text):
-        lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
-        if lines:
-            out.append(Paragraph(escape_plain("\n".join(lines))))
-    return out
+    """One page of plain OCR text -> paragraphs (separated by blank lines; see the module
+    docstring for its line breaks)."""
+    return [Paragraph(p) for p in plain_paragraphs(text)]

@@ -3,7 +3,10 @@
 Contract: ``parse_document(pages, markdown=..., language=...)`` parses each page (engine Markdown
 when ``markdown``, else plain OCR text; :mod:`daemon.document.markdown`) and then marks running
 page headers and footers across pages (the role changes, the text stays where it was). It never
-raises on odd input.
+raises on odd input. Ligatures in the engine's text become letters first
+(``daemon.document.lines.letters``: ``diﬀerences`` -> ``differences``, so that a search finds
+it); blocks a text layer gave are used as they are (``daemon.pages.textlayer`` reads the layer
+with ligatures expanded already).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from daemon.document.inline import plain_text
+from daemon.document.lines import letters
 from daemon.document.markdown import parse_markdown_page, parse_plain_page
 from daemon.document.model import Block, Document, Page, Paragraph
 
@@ -65,6 +69,7 @@ def parse_document(
         if given is not None:
             parsed.append(Page(n, copy.deepcopy(list(given))))
         else:
+            t = letters(t)
             parsed.append(Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)))
     _mark_running_heads(parsed)
     return Document(parsed, language)

@@ -80,6 +80,15 @@ _DARK = 70
 _BORDER_FRACTION = 0.6
 #: Never crop more than this fraction of a dimension in total (a dark photo is not a border).
 _MAX_CROP = 0.4
+#: A dark edge band is no scanner border when this many of its rows (columns, for a side band)
+#: hold at least ``_TEXT_RUNS`` light runs between dark pixels: white letters on a dark
+#: letterhead band at the top edge of a page ("Banco Lusitano de Poupança" in white on navy
+#: was cut off as border and its line lost). A scanner border is dark throughout; the page
+#: corner of a skewed scan entering it is one light run per row, reaching the band's end.
+_TEXT_ROWS = 3
+_TEXT_RUNS = 6
+#: A thumbnail pixel this light (0-255) is paper or a letter's stroke, not border.
+_LIGHT = 150
 
 
 # --------------------------------------------------------------------------- rendering
@@ -139,6 +148,11 @@ def dark_border_box(img: Image.Image) -> tuple[int, int, int, int] | None:
 
     top, bottom = run(rows), run(rows[::-1])
     left, right = run(cols), run(cols[::-1])
+    light = np.asarray(thumb) >= _LIGHT
+    top = 0 if _holds_text(light[:top]) else top
+    bottom = 0 if bottom and _holds_text(light[th - bottom:]) else bottom
+    left = 0 if _holds_text(light[:, :left].T) else left
+    right = 0 if right and _holds_text(light[:, tw - right:].T) else right
     if top + bottom > _MAX_CROP * th or left + right > _MAX_CROP * tw:
         return None
     if max(top, bottom) < 0.005 * th and max(left, right) < 0.005 * tw:
@@ -153,6 +167,15 @@ def dark_border_box(img: Image.Image) -> tuple[int, int, int, int] | None:
     if box[2] - box[0] < 16 or box[3] - box[1] < 16:
         return None
     return box
+
+
+def _holds_text(band: np.ndarray) -> bool:
+    """Whether an edge band (rows of light/not-light flags) holds light letters: at least
+    ``_TEXT_ROWS`` rows with ``_TEXT_RUNS`` or more light runs that start and end inside the row."""
+    if band.size == 0:
+        return False
+    starts = band[:, 1:] & ~band[:, :-1]  # dark -> light inside the row
+    return int(((starts.sum(axis=1) - band[:, -1]) >= _TEXT_RUNS).sum()) >= _TEXT_ROWS
 
 
 def image_target(opts: RenderOptions, size: tuple[int, int]) -> int:

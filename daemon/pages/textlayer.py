@@ -269,8 +269,9 @@ def read_layer(
     degraded: list[Degraded] | None = None,
 ) -> PageLayer:
     """See the module docstring. A failed table search is recorded in ``degraded``."""
-    flags = (pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
-)
+    # Without TEXT_PRESERVE_LIGATURES MuPDF writes a ligature glyph (U+FB00-FB06) as its letters,
+    # each with its share of the glyph's box: "diﬀerences" is found by a search for "differences".
+    flags = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
     raw = page.get_text("dict", flags=flags)
     spans = [s for b in raw.get("blocks", ()) if b.get("type") == 0 for ln in b["lines"] for s in ln["spans"]]
     verdict = judge(spans, page, mode, math_to_engine)

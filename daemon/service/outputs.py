@@ -19,7 +19,6 @@ Contract:
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,21 +65,9 @@ def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list
     so the writers see one kind of text."""
     if engine_markdown or not any(p.markdown for p in pages):
         return [p.text for p in pages], engine_markdown
-    from daemon.document.inline import escape_plain
+    from daemon.document.lines import plain_paragraphs
 
-    out: list[str] = []
-    for p in pages:
-        if p.markdown:
-            out.append(p.text)
-            continue
-        text = p.text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
-        paras = []
-        for chunk in re.split(r"\n\s*\n", text):
-            lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
-            if lines:
-                paras.append(escape_plain("\n".join(lines)))
-        out.append("\n\n".join(paras))
-    return out, True
+    return [p.text if p.markdown else "\n\n".join(plain_paragraphs(p.text)) for p in pages], True
 
 
 def parse_pages(pages: Sequence[PageResult], texts: list[str], markdown: bool, language: str) -> ParsedDocument:

@@ -6,6 +6,12 @@
   table stays an HTML ``<table>`` (a pipe table cannot express spans, and a broken pipe table
   is worse than HTML, which GitHub renders).
 - Math is ``$…$`` inline and a ``$$`` block on its own lines for display math.
+- A line break inside a paragraph or a list item (``"\\n"`` in the model: the lines of an
+  address, a signature block) is a hard break: two spaces at the line end. A bare newline would
+  be a soft break, which every Markdown renderer joins into one line. Two spaces rather than a
+  backslash: CommonMark and GFM read both, but Python-Markdown (MkDocs) and the original
+  Markdown.pl only the spaces, and ``ocr-daemon convert`` (``daemon.document.markdown``) reads
+  the file back to the same paragraph, since it strips line ends.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from daemon.document.model import (
 )
 
 PAGE_MARK = "<!-- page {n} -->"
+HARD_BREAK = "  \n"
 
 
 def write_md(doc: Document) -> str:
@@ -41,7 +48,7 @@ def _block(b: Block) -> str:
     if isinstance(b, Heading):
         return "#" * max(1, min(6, b.level)) + " " + b.text.replace("\n", " ")
     if isinstance(b, Paragraph):
-        return b.text
+        return b.text.replace("\n", HARD_BREAK)
     if isinstance(b, ListBlock):
         return "\n".join(_list(b, 0))
     if isinstance(b, Table):
@@ -66,9 +73,10 @@ def _list(lb: ListBlock, indent: int) -> list[str]:
         marker = f"{lb.start + k}." if lb.ordered else "-"
         pad = " " * indent
         lines = item.text.split("\n")
-        out.append(f"{pad}{marker} {lines[0]}")
         cont = " " * (indent + len(marker) + 1)
-        out.extend(cont + ln for ln in lines[1:])
+        hard = [ln + HARD_BREAK[:-1] for ln in lines[:-1]] + lines[-1:]
+        out.append(f"{pad}{marker} {hard[0]}")
+        out.extend(cont + ln for ln in hard[1:])
         if item.children:
             out.extend(_list(item.children, indent + len(marker) + 1))
     return out

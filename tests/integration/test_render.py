@@ -254,6 +254,30 @@ def test_border_crop_leaves_clean_and_dark_pages_alone(tmp_path: Path) -> None:
     assert not cropped and out.size == slide.size
 
 
+def test_letterhead_band_at_the_edge_is_no_border() -> None:
+    """White letters on a dark band that touches the page's top edge (a printed letterhead) are
+    content: the crop took them for scanner border and the bank's name was lost (issue 26.3).
+    The same band without letters, and a real border, are still cropped."""
+    from PIL import ImageDraw, ImageFont
+
+    def page(letters: bool) -> Image.Image:
+        img = docgen.text_image(EN, margin=200)
+        d = ImageDraw.Draw(img)
+        d.rectangle([0, 0, img.width, 110], fill=(25, 40, 90))
+        if letters:
+            d.text((100, 30), "Banco Lusitano de Poupança", fill="white",
+                   font=ImageFont.truetype(str(docgen.DEJAVU), 44))
+        return img
+
+    out, cropped = crop_dark_borders(page(True))
+    assert not cropped and out.size == page(True).size
+    out, cropped = crop_dark_borders(page(False))
+    assert cropped and out.size[1] < page(False).size[1] - 100
+    bordered = docgen.add_dark_border(page(True), (0, 0, 0, 60))
+    out, cropped = crop_dark_borders(bordered)
+    assert cropped and out.size[1] <= bordered.size[1] - 60  # the bottom border only
+
+
 def test_scanned_pdf_with_border_is_cropped(tmp_path: Path) -> None:
     import io
 

@@ -7,7 +7,7 @@ Contract:
 - ``dml(sql)`` turns one statement written for SQLite (``store.Journal``, ``deliveries``) into
   PostgreSQL's: ``?`` placeholders, ``INSERT OR REPLACE`` as ``ON CONFLICT ... DO UPDATE``,
   ``sqlite_master`` as ``information_schema``, ``RETURNING id`` where SQLite gives ``lastrowid``.
-  Translated once per distinct statement (cached). A statement it does not know stays as it is:
+  ``CREATE`` statements go through ``ddl``. Translated once per distinct statement (cached). A statement it does not know stays as it is:
   PostgreSQL then says what is wrong, and the test suite runs every statement on both backends.
 - ``MIGRATIONS``: the PostgreSQL journal's own versions (kept in ``meta.schema_version``); each
   step runs in one transaction, so a journal is never half migrated.
@@ -80,6 +80,8 @@ def migrations() -> list[list[str]]:
 @lru_cache(maxsize=512)
 def dml(sql: str) -> str:
     sql = sql.replace("%", "%%").replace("?", "%s")
+    if re.match(r"\s*CREATE ", sql):  # deliveries.py creates its table on first use
+        return ddl(sql)
     sql = sql.replace(
         "FROM sqlite_master WHERE type='table' AND name=",
         "FROM information_schema.tables WHERE table_schema=current_schema() AND table_name=",

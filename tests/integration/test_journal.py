@@ -226,7 +226,7 @@ def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_p
     j2.claim(d.id)
     j2.finish(d.id, language="en", doctype="other", route="default", pages=5, outputs=[], final_path=None, timings={})
     assert j2.done_pages(d.id, "k1") == {}  # a finished document keeps no page records
-    n = sqlite3.connect(tmp_path / "state" / "journal.sqlite3").execute("SELECT count(*) FROM pages").fetchone()[0]
+    n = j2._conn().execute("SELECT count(*) AS n FROM pages").fetchone()["n"]  # either backend
     assert n == 0
 
 
@@ -237,14 +237,14 @@ def test_progress_counts_pages_rate_and_eta_from_any_process(tmp_path: Path, ope
     assert [(p.doc_id, p.pages_done, p.pages_total, p.eta_s) for p in j.progress()] == [(d.id, 0, None, None)]
     j.set_total_pages(d.id, 10)
     # two pages from an earlier attempt (recorded before this one began), three from this one
-    db = sqlite3.connect(tmp_path / "state" / "journal.sqlite3")
-    started = db.execute("SELECT started FROM documents WHERE id=?", (d.id,)).fetchone()[0]
+    row = j.get(d.id)
+    assert row is not None and row.started is not None
+    started = row.started
     for i in range(5):
         j.record_page(d.id, "k", _page(i, f"p{i}"))
-    db.execute("UPDATE pages SET created=? WHERE idx<2", (started - 100,))
-    db.execute("UPDATE documents SET started=? WHERE id=?", (started - 3.0, d.id))  # this attempt: 3 s ago
-    db.commit()
-    db.close()
+    with j._tx() as db:  # the journal's own connection: either backend
+        db.execute("UPDATE pages SET created=? WHERE idx<2", (started - 100,))
+        db.execute("UPDATE documents SET started=? WHERE id=?", (started - 3.0, d.id))  # this attempt: 3 s ago
     ro = open_j(tmp_path / "state", readonly=True)
     (p,) = ro.progress()
     assert (p.pages_done, p.pages_total, p.resumed) == (5, 10, 2)

@@ -21,5 +21,8 @@ def open_journal(cfg: Config, *, readonly: bool = False, state_dir: Path | None 
     if url:
         from daemon.journal.pgstore import PostgresJournal
 
-        return PostgresJournal(url, state, readonly=readonly, lease=cfg.daemon.journal_lease)
+        # the daemon's reads wait for a server that restarts (its writes fail and JournalHealth
+        # holds new work back meanwhile); `status` (readonly) says at once that it is away
+        return PostgresJournal(url, state, readonly=readonly, lease=cfg.daemon.journal_lease,
+                               wait_reads=0.0 if readonly else float("inf"))
     return Journal(state, readonly=readonly)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.errors import ExitCode, FatalError
-from daemon.journal.pgsql import dml, journal_error, migrations
+from daemon.journal.pgsql import JournalUnavailable, dml, journal_error, migrations
 from daemon.journal.rows import _doc
 from daemon.journal.store import Journal
 from daemon.models import Document
@@ -89,23 +89,54 @@ class _Cursor:
 
 
 class _Conn:
-    """One psycopg connection, spoken to with the SQLite statements of ``store.py``."""
+    """One thread's psycopg connection, spoken to with the SQLite statements of ``store.py``.
+    Opened on first use and again after it broke. A statement outside a transaction (a read)
+    that finds the server away waits for it, up to the journal's ``wait_reads`` seconds: the
+    daemon's readers (status line, stability checks, queue sync) never treat a restarting server
+    as a crash; statements inside ``_tx`` fail at once (the transaction is lost; its caller and
+    the journal's health decide)."""
 
-    def __init__(self, raw: Any, journal: PostgresJournal) -> None:
-        self.raw = raw
+    def __init__(self, journal: PostgresJournal) -> None:
+        self.raw: Any = None
+        self.in_tx = False
         self._journal = journal
+
+    def ensure(self) -> Any:
+        if self.raw is None or self.raw.closed:
+            self.raw = None
+            self.raw = self._journal._connect()
+        return self.raw
+
+    def close(self) -> None:
+        raw, self.raw = self.raw, None
+        if raw is not None:
+            with suppress(Exception):
+                raw.close()
 
     def execute(self, sql: str, params: Any = ()) -> _Cursor:
         import psycopg
 
-        try:
-            pg = dml(sql)
-            return _Cursor(self.raw.execute(pg, tuple(params)), pg.endswith(" RETURNING id") and "RETURNING" not in sql)
-        except psycopg.Error as e:
-            err = journal_error(e)
-            if isinstance(err, sqlite3.OperationalError) and err.sqlite_errorcode != sqlite3.SQLITE_ERROR:  # type: ignore[attr-defined]
-                self._journal._drop()
-            raise err from e
+        pg = dml(sql)
+        returns_id = pg.endswith(" RETURNING id") and "RETURNING" not in sql
+        deadline, delay, told = time.monotonic() + self._journal.wait_reads, 0.2, False
+        while True:
+            try:
+                if self.in_tx:
+                    return _Cursor(self.raw.execute(pg, tuple(params)), returns_id)
+                return _Cursor(self.ensure().execute(pg, tuple(params)), returns_id)
+            except (psycopg.Error, JournalUnavailable) as e:
+                err = e if isinstance(e, JournalUnavailable) else journal_error(e)
+                if not isinstance(err, JournalUnavailable):
+                    raise err from e
+                if not self.in_tx:
+                    self.close()
+                if self.in_tx or time.monotonic() + delay > deadline:
+                    raise err from e
+                if not told:
+                    log.warning("the journal %s is out of reach (%s); waiting for it", self._journal.path, err)
+                    told = True
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
 
 
 class PostgresJournal(Journal):
@@ -113,7 +144,8 @@ class PostgresJournal(Journal):
 
     shared = True
 
-    def __init__(self, url: str, state_dir: Path, *, readonly: bool = False, lease: float = 30.0) -> None:
+    def __init__(self, url: str, state_dir: Path, *, readonly: bool = False, lease: float = 30.0,
+                 wait_reads: float = 0.0) -> None:
         try:
             import psycopg  # noqa: F401  (the optional extra: say so plainly when it is missing)
         except ImportError as e:
@@ -123,6 +155,9 @@ class PostgresJournal(Journal):
         self.path = Path(redact(url))  # for messages only: there is no journal file
         self.readonly = readonly
         self.lease = lease
+        #: Seconds a read waits for a server that is away (``_Conn``): the daemon waits as long
+        #: as it takes (``factory.open_journal``); ``status`` and the tests fail at once.
+        self.wait_reads = wait_reads
         self.host = socket.gethostname()
         self.owner = f"{self.host}:{os.getpid()}"
         self.node = f"{self.host}:{self.state_dir.absolute()}"
@@ -143,8 +178,11 @@ class PostgresJournal(Journal):
 
     def _conn(self) -> _Conn:  # type: ignore[override]
         conn: _Conn | None = getattr(self._local, "conn", None)
-        if conn is not None and not conn.raw.closed:
-            return conn
+        if conn is None:
+            conn = self._local.conn = _Conn(self)
+        return conn
+
+    def _connect(self) -> Any:
         import psycopg
         from psycopg.rows import dict_row
 
@@ -155,17 +193,13 @@ class PostgresJournal(Journal):
                 raw.execute("SET default_transaction_read_only = on")
         except psycopg.Error as e:
             raise journal_error(e) from e
-        conn = _Conn(raw, self)
-        self._local.conn = conn
-        return conn
+        return raw
 
     def _drop(self) -> None:
-        """Forget this thread's connection (broken): the next use opens a new one."""
-        conn = getattr(self._local, "conn", None)
-        self._local.conn = None
+        """Close this thread's connection (broken): the next use opens a new one."""
+        conn: _Conn | None = getattr(self._local, "conn", None)
         if conn is not None:
-            with suppress(Exception):
-                conn.raw.close()
+            conn.close()
 
     @contextmanager
     def _tx(self, serial: bool = True) -> Iterator[_Conn]:  # type: ignore[override]
@@ -176,12 +210,16 @@ class PostgresJournal(Journal):
 
         from daemon.journal.schema import write_problem
 
+        db = self._conn()
         try:
-            db = self._conn()
-            with db.raw.transaction():
-                if serial:
-                    db.execute("SELECT pg_advisory_xact_lock(?)", (SERIAL_LOCK,))
-                yield db
+            with db.ensure().transaction():
+                db.in_tx = True
+                try:
+                    if serial:
+                        db.execute("SELECT pg_advisory_xact_lock(?)", (SERIAL_LOCK,))
+                    yield db
+                finally:
+                    db.in_tx = False
         except (psycopg.Error, sqlite3.Error) as e:
             err = e if isinstance(e, sqlite3.Error) else journal_error(e)
             if write_problem(err):

@@ -109,7 +109,10 @@ def test_daemons_wait_through_a_database_restart_and_lose_nothing(tmp_path: Path
         stems.append(p.stem)
     time.sleep(4)
     pg_server.start()
-    wait_for(lambda: len(_rows(url)) == 4 and all(r["state"] == "done" for r in _rows(url)), 240, "all done after the restart")
+    try:
+        wait_for(lambda: len(_rows(url)) == 4 and all(r["state"] == "done" for r in _rows(url)), 240, "all done")
+    except AssertionError:
+        raise AssertionError(f"not all done after the restart: {_rows(url)}\n{a.log()}\n{b.log()}") from None
     for d in (a, b):
         assert d.proc.poll() is None, d.log()  # neither daemon gave up
     a.stop()

@@ -121,15 +121,23 @@ def test_the_server_going_away_is_cannot_be_written_now_and_it_reconnects(tmp_pa
     j.on_write_error = heard.append
     (tmp_path / "a.pdf").write_bytes(b"a")
     j.admit(tmp_path / "a.pdf", "in")
+    patient = PostgresJournal(url, tmp_path / "a" / "state", wait_reads=60.0)  # the daemon's: reads wait
     pg_server.stop()
     try:
         with pytest.raises(sqlite3.OperationalError) as ei:
             j.check_writable()
         assert write_problem(ei.value) and heard and write_problem(heard[0])
         with pytest.raises(sqlite3.OperationalError):
-            j.counts()  # reads fail the same way (callers catch sqlite3.Error)
+            j.counts()  # with wait_reads=0 (status), reads fail the same way (callers catch sqlite3.Error)
+        got: list[dict[str, int]] = []
+        reader = threading.Thread(target=lambda: got.append(patient.counts()))
+        reader.start()
+        time.sleep(1.5)
+        assert reader.is_alive() and not got  # still waiting, not failed
     finally:
         pg_server.start()
+    reader.join(timeout=60)
+    assert got == [{"queued": 1}]
     j.check_writable()  # a new connection: works again
     assert j.counts() == {"queued": 1}
     j.close()

@@ -6,10 +6,14 @@ N ``ocr-daemon run`` processes (Tesseract, ``workers: 1``, own state folders, on
 into the inbox at once, and times from the drop to the last document done in the journal.
 pages/s = pages / that time; each daemon's share (rows it finished) is recorded too.
 
+``--kill-after K``: one run of 2 daemons instead, the first killed -9 once K documents are done
+and started again; the row says whether every page ended with exactly one result set (one .txt
+each) and how many pages each daemon did.
+
 Every row is appended to ``--out`` as JSON lines (machine, CPU count, settings).
 
 Usage: OMP_THREAD_LIMIT=1 .venv/bin/python bench/bench_shared_journal.py [--daemons 1,2,3] [--pages 30]
-       [--out bench/results/2026-12-02/shared_journal.jsonl]
+       [--kill-after 20] [--out bench/results/2026-12-02/shared_journal.jsonl]
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ import json
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -39,7 +45,23 @@ from pgserver import PgServer, find_bin  # noqa: E402
 TEXT = "Invoice {i}. Dear customer, thank you for your order number {i}. Kind regards, the shop."
 
 
-def run(server: PgServer, n: int, pages: list[Path], tmp: Path) -> dict[str, object]:
+def _start(home: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], Any]:
+    log = open(home / "daemon.log", "a")  # noqa: SIM115 - closed by the caller
+    return subprocess.Popen([sys.executable, "-m", "daemon", "run", "--config", str(home / "rules.yaml")],
+                            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO), log
+
+
+def _ready(home: Path, count: int = 1) -> None:
+    deadline = time.monotonic() + 120
+    while (home / "daemon.log").read_text(errors="replace").count("initial scan:") < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError((home / "daemon.log").read_text(errors="replace"))
+        time.sleep(0.2)
+
+
+def run(server: PgServer, n: int, pages: list[Path], tmp: Path, kill_after: int = 0) -> dict[str, object]:
+    """``kill_after`` > 0: once that many documents are done, ``kill -9`` the first daemon (mid-document)
+    and start it again; the row then says whether every page ended with exactly one result set."""
     url = server.create_db()
     work = Path(tempfile.mkdtemp(dir=tmp))
     inbox = work / "inbox"
@@ -58,42 +80,57 @@ def run(server: PgServer, n: int, pages: list[Path], tmp: Path) -> dict[str, obj
                         "archive_to": str(work / "archive")}],
         }
         (home / "rules.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
-        log = open(home / "daemon.log", "w")  # noqa: SIM115 - closed below
-        procs.append((subprocess.Popen([sys.executable, "-m", "daemon", "run", "--config", str(home / "rules.yaml")],
-                                       stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO), log, home))
+        procs.append((*_start(home, env), home))
+    extra: dict[str, object] = {}
     try:
         for _, _, home in procs:
-            deadline = time.monotonic() + 120
-            while "initial scan:" not in (home / "daemon.log").read_text(errors="replace"):
-                if time.monotonic() > deadline:
-                    raise RuntimeError((home / "daemon.log").read_text(errors="replace"))
-                time.sleep(0.2)
+            _ready(home)
         t0 = time.monotonic()
         for p in pages:
             shutil.copy(p, inbox / p.name)
         with psycopg.connect(url, autocommit=True) as c:
+            killed = False
             while True:
                 done = c.execute("SELECT count(*) FROM documents WHERE state='done'").fetchone()
-                if done and int(done[0]) >= len(pages):
+                ndone = int(done[0]) if done else 0
+                if ndone >= len(pages):
                     break
+                if kill_after and not killed and ndone >= kill_after:
+                    victim, log, home = procs[0]
+                    held = c.execute("SELECT count(*) FROM documents WHERE state='processing' AND owner=%s",
+                                     (f"{socket.gethostname()}:{victim.pid}",)).fetchone()
+                    victim.kill()  # SIGKILL
+                    victim.wait()
+                    log.close()
+                    procs[0] = (*_start(home, env), home)
+                    extra["held_when_killed"] = int(held[0]) if held else 0
+                    killed = True
                 time.sleep(0.2)
             elapsed = time.monotonic() - t0
             owners = Counter(str(r[0]).rsplit(":", 1)[1] for r in c.execute("SELECT owner FROM documents").fetchall())
+            nodes = Counter(str(r[0]) for r in c.execute("SELECT owner_node FROM documents").fetchall())
+        if kill_after:
+            outs = Counter(p.stem for p in (work / "out").iterdir())
+            extra.update({"killed_after": kill_after, "pages_by_node": sorted(nodes.values(), reverse=True),
+                          "one_result_set_each": sorted(outs) == sorted(p.stem for p in pages) and set(outs.values()) == {1},
+                          "outputs": sum(outs.values())})
     finally:
-        for proc, log, _ in procs:
+        for proc, _log, _ in procs:
             proc.terminate()
         for proc, log, _ in procs:
             proc.wait(timeout=60)
             log.close()
         shutil.rmtree(work, ignore_errors=True)
     return {"daemons": n, "pages": len(pages), "seconds": round(elapsed, 2), "pages_per_s": round(len(pages) / elapsed, 3),
-            "pages_by_daemon": sorted(owners.values(), reverse=True)}
+            "pages_by_daemon": sorted(owners.values(), reverse=True), **extra}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--daemons", default="1,2,3")
     ap.add_argument("--pages", type=int, default=30)
+    ap.add_argument("--kill-after", type=int, default=0,
+                    help="one run of 2 daemons instead: kill -9 the first once this many are done, then restart it")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/2026-12-02/shared_journal.jsonl")
     a = ap.parse_args()
     bindir = find_bin()
@@ -106,8 +143,8 @@ def main() -> None:
     server.start()
     a.out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        for n in [int(x) for x in a.daemons.split(",")]:
-            row = run(server, n, pages, tmp)
+        for n in [2] if a.kill_after else [int(x) for x in a.daemons.split(",")]:
+            row = run(server, n, pages, tmp, a.kill_after)
             row.update({"when": time.strftime("%Y-%m-%dT%H:%M:%S"), "host": platform.node(), "cpus": os.cpu_count(),
                         "load_before": os.getloadavg()[0], "engine": "tesseract", "workers_per_daemon": 1})
             print(json.dumps(row), flush=True)

@@ -122,5 +122,5 @@ def journal_error(e: Exception) -> sqlite3.Error:
         err, code = JournalUnavailable(str(e) or type(e).__name__), sqlite3.SQLITE_IOERR
     else:
         err, code = sqlite3.OperationalError(str(e)), sqlite3.SQLITE_ERROR
-    err.sqlite_errorcode = code  # type: ignore[attr-defined]
+    err.sqlite_errorcode = code
     return err

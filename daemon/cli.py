@@ -472,10 +472,19 @@ def cmd_requeue(args: argparse.Namespace) -> int:
     from daemon.service.sources import restore
 
     state_dir = state_dir_of(args.config)
-    if not journal_exists(state_dir):  # nothing was ever journaled: create nothing
+    try:
+        cfg = load_config(args.config)
+    except ConfigError:
+        cfg = None
+    if cfg is not None and cfg.daemon.journal_url:  # the shared journal (docs/scaling.md)
+        from daemon.journal.factory import open_journal
+
+        journal = open_journal(cfg)
+    elif not journal_exists(state_dir):  # nothing was ever journaled: create nothing
         print(f"no journal at {journal_path(state_dir)}: nothing to requeue", file=sys.stderr)
         return ExitCode.OK if args.failed else ExitCode.FAILURES
-    journal = Journal(state_dir)
+    else:
+        journal = Journal(state_dir)
     paths = [Path(os.path.abspath(p)) for p in args.files]
     rows = journal.recent_failures(10**9) if args.failed else [r for p in paths if (r := journal.find(p))]
     if not args.failed:

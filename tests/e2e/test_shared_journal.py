@@ -78,7 +78,9 @@ def test_two_daemons_share_an_inbox_and_one_finishes_what_a_killed_one_held(tmp_
     survivor.wait_log(f"doc-{held['id']} resuming:", 120)
     wait_for(lambda: all(r["state"] == "done" for r in _rows(pg_url)) and len(_rows(pg_url)) == 5, 240, "all done")
     status = run_cli("status", "--json", "--config", str(survivor.config))
+    text = run_cli("status", "--config", str(survivor.config)).stdout
     survivor.stop()
+    assert "daemons of this journal:" in text and f"pid {survivor.proc.pid}" in text and "alive" in text
     assert "lease ran out" in survivor.log()
     rows = _rows(pg_url)
     big_row = next(r for r in rows if r["path"].endswith("big.pdf"))

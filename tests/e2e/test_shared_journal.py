@@ -123,7 +123,7 @@ def test_daemons_wait_through_a_database_restart_and_lose_nothing(tmp_path: Path
     _one_result_set_each(tmp_path, stems)
 
 
-def test_status_without_the_psycopg_extra_is_not_needed_for_sqlite(tmp_path: Path) -> None:
+def test_the_default_sqlite_journal_never_imports_psycopg(tmp_path: Path) -> None:
     """The default (no journal_url) never imports psycopg: a plain install keeps working."""
     import subprocess
     import sys

@@ -436,7 +436,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     from daemon.models import DocState
 
     state_dir = state_dir_of(args.config)
-    if not journal_exists(state_dir):  # status never creates a journal (or its folder)
+    try:
+        cfg = load_config(args.config)
+    except ConfigError:
+        cfg = None
+    shared = cfg is not None and bool(cfg.daemon.journal_url)  # PostgreSQL: no file to look for
+    if not shared and not journal_exists(state_dir):  # status never creates a journal (or its folder)
         if args.json:
             from daemon.journal import deliveries
 
@@ -447,11 +452,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         return ExitCode.OK
     # read-only: `sudo ocr-daemon status` must not create or own anything in the service's state
     # folder (SQLite itself gives the -wal/-shm files a root process creates to the journal's owner)
-    try:
-        max_attempts: int | None = load_config(args.config).daemon.max_attempts
-    except ConfigError:
-        max_attempts = None
-    journal = Journal(state_dir, readonly=True)
+    max_attempts = cfg.daemon.max_attempts if cfg is not None else None
+    if shared and cfg is not None:
+        from daemon.journal.factory import open_journal
+
+        journal = open_journal(cfg, readonly=True)
+    else:
+        journal = Journal(state_dir, readonly=True)
     try:
         summary = status_summary(journal, max_attempts)
         fails = journal.recent_failures(10)
@@ -471,7 +478,15 @@ def cmd_status(args: argparse.Namespace) -> int:
             total = "?" if p.pages_total is None else str(p.pages_total)
             eta = f", ETA {format_duration(p.eta_s)}" if p.eta_s is not None else ""
             resumed = f" ({p.resumed} resumed)" if p.resumed else ""
-            print(f"  {p.tag} {p.path.name}: {p.pages_done}/{total} pages{resumed}, {p.pages_per_s:.2f} pages/s{eta}")
+            held = next((f" [{i['held_by']}]" for i in summary["in_progress"] if i["id"] == p.doc_id and "held_by" in i), "")
+            print(f"  {p.tag} {p.path.name}: {p.pages_done}/{total} pages{resumed}, {p.pages_per_s:.2f} pages/s{eta}{held}")
+    if "daemons" in summary:
+        print("daemons of this journal:")
+        for d in summary["daemons"]:
+            seen = format_duration(max(0.0, time.time() - d["heartbeat"]))
+            alive = "alive" if d["alive"] else "gone"
+            print(f"  {d['host']} pid {d['pid']} ({d['state_dir']}): {alive}, last heartbeat {seen} ago, "
+                  f"{d['pages_per_s']:.2f} pages/s, {d['pages_done']} pages done")
     if summary["retrying"]:
         print("retrying (each failed try counts towards daemon.max_attempts):")
         now = time.time()
@@ -499,10 +514,19 @@ def cmd_requeue(args: argparse.Namespace) -> int:
     from daemon.service.sources import restore
 
     state_dir = state_dir_of(args.config)
-    if not journal_exists(state_dir):  # nothing was ever journaled: create nothing
+    try:
+        cfg = load_config(args.config)
+    except ConfigError:
+        cfg = None
+    if cfg is not None and cfg.daemon.journal_url:  # the shared journal (docs/scaling.md)
+        from daemon.journal.factory import open_journal
+
+        journal = open_journal(cfg)
+    elif not journal_exists(state_dir):  # nothing was ever journaled: create nothing
         print(f"no journal at {journal_path(state_dir)}: nothing to requeue", file=sys.stderr)
         return ExitCode.OK if args.failed else ExitCode.FAILURES
-    journal = Journal(state_dir)
+    else:
+        journal = Journal(state_dir)
     paths = [Path(os.path.abspath(p)) for p in args.files]
     rows = journal.recent_failures(10**9) if args.failed else [r for p in paths if (r := journal.find(p))]
     if not args.failed:

@@ -262,3 +262,27 @@ def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
     return subprocess.run(
         [sys.executable, "-m", "daemon", *args], capture_output=True, text=True, env=daemon_env(), cwd=REPO, timeout=timeout
     )
+
+
+# -- a real PostgreSQL server (shared journal, issue 28) --------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """One PostgreSQL cluster for the session (tests/pgserver.py); skipped only without the binaries."""
+    from pgserver import PgServer, find_bin
+
+    bindir = find_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries missing (Debian package postgresql; tests/run.sh installs it)")
+    pytest.importorskip("psycopg", reason="psycopg missing: pip install -e '.[test]'")
+    server = PgServer(bindir)
+    server.start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """A fresh database on the session's server."""
+    return str(pg_server.create_db())

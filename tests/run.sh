@@ -26,6 +26,8 @@ APT_PACKAGES=(
   # the pdf output: pdftotext/pdfinfo check the text layer, Ghostscript makes PDF/A, a headless
   # Chromium opens the PDF in pdf.js (Debian libjs-pdf; tests/e2e/test_pdf_viewer.py)
   poppler-utils ghostscript libjs-pdf
+  # the shared journal's tests start a real PostgreSQL server (tests/pgserver.py)
+  postgresql
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -140,6 +140,18 @@ class DaemonCfg(Strict):
     journal_backup_keep: int = Field(
         3, ge=1, le=1000, examples=[7], description="journal backups kept (the oldest is removed first)"
     )
+    journal_url: str | None = Field(
+        None, examples=["postgresql://ocr@db.example/ocr", "postgresql:///ocr?host=/run/postgresql"],
+        description="the journal: `null` = SQLite in `state_dir` (one daemon host); a `postgresql://` URL = one "
+        "journal shared by several daemon hosts on one inbox (docs/scaling.md; needs `pip install ocr-daemon[postgres]`)",
+    )
+    # 30 s: renewed every lease/3 (10 s), so a daemon misses two renewals (a long pause, a flaky
+    # link) before another takes its documents, and one killed is taken over within ~30-40 s.
+    journal_lease: float = Field(
+        30.0, ge=1, le=3600, examples=[60],
+        description="seconds a daemon holds a document of a shared (`journal_url`) journal without renewing its "
+        "lease; a daemon silent longer loses it to another, which resumes from the journal's finished pages",
+    )
     # false only to measure what the per-page commits cost (bench/bench_journal_pages.py)
     page_records: bool = Field(
         True, examples=[False],

@@ -9,7 +9,9 @@ Contract:
   the lock file). Commands that only read (``status``) or only queue (``requeue``) take no lock.
 - ``open_state(cfg)``: lock -> integrity check (``backup.quick_check``; a damaged journal is a
   ``FatalError(ExitCode.STATE)`` whose message says how to recover) -> open -> the marker check
-  -> marker written. ``run`` and ``once`` open the journal only through it.
+  -> marker written. ``run`` and ``once`` open the journal only through it. With a shared
+  journal (``daemon.journal_url``) it takes the lock and opens ``factory.open_journal``: the
+  server's journal has no file here to check, mark or rebuild.
 - The marker, ``journal.marker`` beside the journal, holds the journal's id
   (``Journal.identity``) and the highest document id it had (written at open and at a clean
   stop). A journal that is missing, emptied, another one, or behind its marker (an older copy
@@ -83,7 +85,15 @@ class StateLock:
 def open_state(cfg: Config) -> tuple[Journal, StateLock]:
     """The journal of ``cfg``'s state folder, checked, and the lock held on it (module contract)."""
     state = Path(cfg.daemon.state_dir)
-    lock = StateLock(state)
+    lock = StateLock(state)  # per host, also with a shared journal: one daemon per state folder
+    if cfg.daemon.journal_url:  # shared (PostgreSQL): no journal file here to check or mark
+        from daemon.journal.factory import open_journal
+
+        try:
+            return open_journal(cfg), lock
+        except BaseException:
+            lock.release()
+            raise
     try:
         path = journal_path(state)
         if os.path.lexists(path):

@@ -192,12 +192,15 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
     with): documents by state, the documents in progress with their page progress, the documents
     waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
     config is known), the ten most recent failures with their reasons, and the hooks' deliveries
-    (pending and failed). Read-only."""
+    (pending and failed); with a shared journal, every daemon of it (host, pid, last heartbeat,
+    pages/s) and which one holds each document in progress (``held_by``). Read-only."""
     from daemon.journal import deliveries
 
-    return {
+    holders = journal.holders() if hasattr(journal, "holders") else {}  # a shared journal: who holds what
+    out = {
         "counts": journal.counts(),
-        "in_progress": [p.to_json() for p in journal.progress()],
+        "in_progress": [{**p.to_json(), **({"held_by": holders[p.doc_id]["owner"]} if p.doc_id in holders else {})}
+                        for p in journal.progress()],
         "retrying": [
             {"id": r.id, "path": str(r.path), "attempts": r.strikes, "max_attempts": max_attempts, "error": r.error,
              "next_try": round(r.not_before, 3), "state": r.state.value}
@@ -210,3 +213,6 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
         ],
         "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
     }
+    if hasattr(journal, "daemons"):  # every daemon of a shared journal (pgstore.py)
+        out["daemons"] = journal.daemons()
+    return out

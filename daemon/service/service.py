@@ -243,6 +243,7 @@ class Service:
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()
             self._workers.append(t)
+        self._start_heartbeat()
         self.tracker.start()
         self._start_watching()
         self._sync_queue()
@@ -377,7 +378,16 @@ class Service:
             log.info("queued again %d document(s) a journal error had cut off", n)
         self._sync_queue()
 
+    def _start_heartbeat(self) -> None:
+        """A shared journal (``daemon.journal_url``, pgstore.py): renew this daemon's leases, show
+        it in ``status``, and queue what other daemons admitted or lost, every second."""
+        start = getattr(self.journal, "start_heartbeat", None)
+        if start is not None:
+            start(lambda: (self.pages_done, metrics.METRICS.rate(60)), lambda _ids: self._sync_queue())
+
     def _schedule_backups(self) -> None:
+        if getattr(self.journal, "shared", False):
+            return  # the server's journal is backed up by its server (docs/scaling.md)
         d, folder = self.cfg.daemon, self.journal.state_dir / backup.BACKUP_DIR
         if d.journal_backup_interval > 0:
             self.scheduler.add_job(
@@ -521,6 +531,9 @@ class Service:
         if left:
             log.warning("stopped with %d document(s) unfinished; they resume at the next start", len(left))
         self.hooks.stop()  # tries still running after its grace stay pending for the next start
+        stop_heartbeat = getattr(self.journal, "stop_heartbeat", None)
+        if stop_heartbeat is not None:
+            stop_heartbeat()
         try:
             self.journal.recover()  # anything still marked processing goes back to queued
             write_marker(self.journal)

@@ -1,4 +1,6 @@
-"""The SQLite journal, on real files and a real database."""
+"""The journal, on real files and a real database: every test that is not about SQLite's own file
+runs against both backends (``backend``: the embedded SQLite journal, and PostgreSQL on a real
+server the tests start, tests/pgserver.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +21,35 @@ from daemon.pagerecord import PageGeometry, PageResult
 from daemon.stages import Degraded
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_j(request: pytest.FixtureRequest) -> Iterator[Callable[..., Journal]]:
+    """``open_j(state_dir, readonly=False)``: a journal of the backend under test; a PostgreSQL one
+    gets a fresh database of the session's server (all ``open_j`` calls of a test share it)."""
+    opened: list[Journal] = []
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+
+    def open_(state: Path, readonly: bool = False) -> Journal:
+        if url is None:
+            j = Journal(state, readonly=readonly)
+        else:
+            from daemon.journal.pgstore import PostgresJournal
+
+            j = PostgresJournal(url, state, readonly=readonly)
+        opened.append(j)
+        return j
+
+    yield open_
+    for j in opened:
+        j.close()
+
+
 def _file(p: Path, data: bytes) -> Path:
     p.write_bytes(data)
     return p
 
 
-def test_admit_claim_finish_and_known(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_admit_claim_finish_and_known(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     f = _file(tmp_path / "a.pdf", b"one")
     adm = j.admit(f, "in")
     assert adm.action == "queued" and adm.document is not None
@@ -41,8 +66,8 @@ def test_admit_claim_finish_and_known(tmp_path: Path) -> None:
     assert str(tmp_path / "a.txt") in j.all_outputs()
 
 
-def test_changed_content_same_path_is_new(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_changed_content_same_path_is_new(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     f = _file(tmp_path / "a.pdf", b"one")
     d1 = j.admit(f, "in").document
     assert d1 is not None
@@ -53,8 +78,8 @@ def test_changed_content_same_path_is_new(tmp_path: Path) -> None:
     assert adm.action == "queued" and adm.document is not None and adm.document.id != d1.id
 
 
-def test_duplicate_content_under_new_name_links_or_processes(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_duplicate_content_under_new_name_links_or_processes(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     a = _file(tmp_path / "a.pdf", b"same bytes")
     d = j.admit(a, "in").document
     assert d is not None
@@ -68,21 +93,21 @@ def test_duplicate_content_under_new_name_links_or_processes(tmp_path: Path) -> 
     assert adm2.action == "queued" and adm2.duplicate_of is None
 
 
-def test_recover_requeues_processing_rows_after_a_crash(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_recover_requeues_processing_rows_after_a_crash(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     f = _file(tmp_path / "a.pdf", b"x")
     d = j.admit(f, "in").document
     assert d is not None
     j.claim(d.id)
     j.close()
-    j2 = Journal(tmp_path / "state")  # a new process after kill -9
+    j2 = open_j(tmp_path / "state")  # a new process after kill -9
     assert j2.counts() == {"processing": 1}
     assert j2.recover() == 1
     assert [i for i, _ in j2.queued()] == [d.id]
 
 
-def test_retry_requeue_and_failures(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_retry_requeue_and_failures(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     f = _file(tmp_path / "a.pdf", b"x")
     d = j.admit(f, "in").document
     assert d is not None
@@ -98,8 +123,8 @@ def test_retry_requeue_and_failures(tmp_path: Path) -> None:
     assert row is not None and row.state == DocState.QUEUED
 
 
-def test_concurrent_claims_from_threads_take_each_row_once(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_concurrent_claims_from_threads_take_each_row_once(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     ids = []
     for i in range(40):
         d = j.admit(_file(tmp_path / f"f{i}.pdf", f"content {i}".encode()), "in").document
@@ -130,19 +155,19 @@ def test_unusable_state_dir_is_fatal(tmp_path: Path) -> None:
     assert ei.value.exit_code == 4
 
 
-def test_readonly_journal_creates_nothing_sees_live_commits_and_refuses_writes(tmp_path: Path) -> None:
+def test_readonly_journal_creates_nothing_sees_live_commits_and_refuses_writes(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
     missing = tmp_path / "never-started"
     with pytest.raises(FatalError) as ei:
         Journal(missing, readonly=True)
     assert ei.value.exit_code == 4 and not missing.exists()  # no folder, no journal file
 
-    writer = Journal(tmp_path / "state")  # the running daemon
+    writer = open_j(tmp_path / "state")  # the running daemon
     writer.admit(_file(tmp_path / "a.pdf", b"one"), "in")
-    reader = Journal(tmp_path / "state", readonly=True)  # ocr-daemon status
+    reader = open_j(tmp_path / "state", readonly=True)  # ocr-daemon status
     assert reader.counts() == {"queued": 1}
     writer.admit(_file(tmp_path / "b.pdf", b"two"), "in")
     assert reader.counts() == {"queued": 2}  # WAL: the reader sees the writer's later commit
-    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+    with pytest.raises(sqlite3.OperationalError, match="readonly|read-only"):
         reader.admit(_file(tmp_path / "c.pdf", b"three"), "in")
     assert writer.counts() == {"queued": 2}
     reader.close()
@@ -178,8 +203,8 @@ def _layer_page(i: int) -> PageResult:
     )
 
 
-def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     d = j.admit(_file(tmp_path / "a.pdf", b"pages"), "in").document
     assert d is not None and j.claim(d.id) is not None
     j.set_total_pages(d.id, 5)
@@ -187,7 +212,7 @@ def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_p
         j.record_page(d.id, "k1", _page(i, f"text of page {i}\nsecond line äß"))
     j.record_page(d.id, "k1", _layer_page(4))
     j.close()
-    j2 = Journal(tmp_path / "state")  # another process after kill -9
+    j2 = open_j(tmp_path / "state")  # another process after kill -9
     assert j2.recover() == 1
     got = j2.done_pages(d.id, "k1")
     assert sorted(got) == [0, 1, 3, 4]
@@ -201,26 +226,26 @@ def test_page_records_round_trip_survive_reopen_and_are_dropped_when_final(tmp_p
     j2.claim(d.id)
     j2.finish(d.id, language="en", doctype="other", route="default", pages=5, outputs=[], final_path=None, timings={})
     assert j2.done_pages(d.id, "k1") == {}  # a finished document keeps no page records
-    n = sqlite3.connect(tmp_path / "state" / "journal.sqlite3").execute("SELECT count(*) FROM pages").fetchone()[0]
+    n = j2._conn().execute("SELECT count(*) AS n FROM pages").fetchone()["n"]  # either backend
     assert n == 0
 
 
-def test_progress_counts_pages_rate_and_eta_from_any_process(tmp_path: Path) -> None:
-    j = Journal(tmp_path / "state")
+def test_progress_counts_pages_rate_and_eta_from_any_process(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    j = open_j(tmp_path / "state")
     d = j.admit(_file(tmp_path / "big.pdf", b"big"), "in").document
     assert d is not None and j.claim(d.id) is not None
     assert [(p.doc_id, p.pages_done, p.pages_total, p.eta_s) for p in j.progress()] == [(d.id, 0, None, None)]
     j.set_total_pages(d.id, 10)
     # two pages from an earlier attempt (recorded before this one began), three from this one
-    db = sqlite3.connect(tmp_path / "state" / "journal.sqlite3")
-    started = db.execute("SELECT started FROM documents WHERE id=?", (d.id,)).fetchone()[0]
+    row = j.get(d.id)
+    assert row is not None and row.started is not None
+    started = row.started
     for i in range(5):
         j.record_page(d.id, "k", _page(i, f"p{i}"))
-    db.execute("UPDATE pages SET created=? WHERE idx<2", (started - 100,))
-    db.execute("UPDATE documents SET started=? WHERE id=?", (started - 3.0, d.id))  # this attempt: 3 s ago
-    db.commit()
-    db.close()
-    ro = Journal(tmp_path / "state", readonly=True)
+    with j._tx() as db:  # the journal's own connection: either backend
+        db.execute("UPDATE pages SET created=? WHERE idx<2", (started - 100,))
+        db.execute("UPDATE documents SET started=? WHERE id=?", (started - 3.0, d.id))  # this attempt: 3 s ago
+    ro = open_j(tmp_path / "state", readonly=True)
     (p,) = ro.progress()
     assert (p.pages_done, p.pages_total, p.resumed) == (5, 10, 2)
     assert 0.9 < p.pages_per_s <= 1.0  # 3 pages in ~3 s

@@ -1,0 +1,370 @@
+"""The shared journal: the same ``Journal`` on a PostgreSQL server, for several daemon hosts that
+watch one shared inbox (``daemon.journal_url``; docs/scaling.md).
+
+Contract:
+- Same public methods and guarantees as ``store.Journal`` (it is a subclass: every statement is
+  ``store.py``'s, translated by ``pgsql.dml``); the same tests run on both
+  (tests/integration/test_journal.py). psycopg 3 is the driver (the maintained PostgreSQL driver
+  for Python, with a binary wheel), imported only when a ``postgresql://`` journal is used.
+- Every write transaction takes one advisory lock (``SERIAL_LOCK``) first: writes are serialised
+  as SQLite's ``BEGIN IMMEDIATE`` serialises them, so ``admit``'s read-then-insert never admits
+  one file twice, whichever daemons see it at once. A file's sha256 is looked up over the
+  whole journal: duplicate detection is global.
+- Claims: ``claim`` takes a queued row with ``SELECT ... FOR UPDATE SKIP LOCKED`` (no advisory
+  lock: claims of different rows do not wait for each other) and records the claimant (``owner``
+  host:pid, ``owner_node`` host:state_dir) and a lease (``daemon.journal_lease`` seconds).
+- ``heartbeat()`` (a thread, ``start_heartbeat``) renews the leases of this process's rows, keeps its
+  ``daemons`` row (status) and puts back to ``queued`` the rows whose lease ran out (a daemon that
+  died or lost the server): another daemon takes them and resumes from their recorded pages.
+- ``recover`` puts back only this node's rows (an earlier process of the same state folder,
+  which the state-dir lock says is gone) and rows whose lease ran out -- never another live
+  daemon's.
+- Errors come out as ``sqlite3.Error`` with a SQLite code (``pgsql.journal_error``): a server that
+  is down or restarting is "cannot be written now", so the daemon waits, reconnects (a broken
+  connection is dropped and opened again at the next use) and loses nothing.
+- ``readonly=True`` (``ocr-daemon status``) opens a read-only session and creates nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from daemon.errors import ExitCode, FatalError
+from daemon.journal.pgsql import JournalUnavailable, dml, journal_error, migrations
+from daemon.journal.rows import _doc
+from daemon.journal.store import Journal
+from daemon.models import Document
+from daemon.pagerecord import PageResult
+
+log = logging.getLogger(__name__)
+
+#: The advisory lock key every serialised write takes ("ocr-daemon journal", arbitrary but fixed).
+SERIAL_LOCK = 0x0C2_28
+
+
+def redact(url: str) -> str:
+    """The URL without its password (for logs and status)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        parts = conninfo_to_dict(url)
+    except Exception:
+        return "postgresql://?"
+    parts.pop("password", None)
+    return f"postgresql {make_conninfo(**{k: str(v) for k, v in parts.items()})}"
+
+
+class _Cursor:
+    """What a SQLite cursor offers the journal's code: fetchone/fetchall/iteration/rowcount/lastrowid."""
+
+    def __init__(self, cur: Any, returns_id: bool) -> None:
+        self._cur = cur
+        self.rowcount = cur.rowcount
+        self.lastrowid: int | None = None
+        self._first: Any = None
+        if returns_id:  # an INSERT that SQLite would answer with lastrowid (``pgsql.dml``)
+            self._first = cur.fetchone()
+            self.lastrowid = None if self._first is None else int(self._first["id"])
+
+    def fetchone(self) -> Any:
+        if self._first is not None:
+            row, self._first = self._first, None
+            return row
+        return self._cur.fetchone() if self._cur.description is not None else None
+
+    def fetchall(self) -> list[Any]:
+        return list(self._cur.fetchall()) if self._cur.description is not None else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class _Conn:
+    """One thread's psycopg connection, spoken to with the SQLite statements of ``store.py``.
+    Opened on first use and again after it broke. A statement outside a transaction (a read)
+    that finds the server away waits for it, up to the journal's ``wait_reads`` seconds: the
+    daemon's readers (status line, stability checks, queue sync) never treat a restarting server
+    as a crash; statements inside ``_tx`` fail at once (the transaction is lost; its caller and
+    the journal's health decide)."""
+
+    def __init__(self, journal: PostgresJournal) -> None:
+        self.raw: Any = None
+        self.in_tx = False
+        self._journal = journal
+
+    def ensure(self) -> Any:
+        if self.raw is None or self.raw.closed:
+            self.raw = None
+            self.raw = self._journal._connect()
+        return self.raw
+
+    def close(self) -> None:
+        raw, self.raw = self.raw, None
+        if raw is not None:
+            with suppress(Exception):
+                raw.close()
+
+    def execute(self, sql: str, params: Any = ()) -> _Cursor:
+        import psycopg
+
+        pg = dml(sql)
+        returns_id = pg.endswith(" RETURNING id") and "RETURNING" not in sql
+        deadline, delay, told = time.monotonic() + self._journal.wait_reads, 0.2, False
+        while True:
+            try:
+                if self.in_tx:
+                    return _Cursor(self.raw.execute(pg, tuple(params)), returns_id)
+                return _Cursor(self.ensure().execute(pg, tuple(params)), returns_id)
+            except (psycopg.Error, JournalUnavailable) as e:
+                err = e if isinstance(e, JournalUnavailable) else journal_error(e)
+                if not isinstance(err, JournalUnavailable):
+                    raise err from e
+                if not self.in_tx:
+                    self.close()
+                if self.in_tx or time.monotonic() + delay > deadline:
+                    raise err from e
+                if not told:
+                    log.warning("the journal %s is out of reach (%s); waiting for it", self._journal.path, err)
+                    told = True
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+
+class PostgresJournal(Journal):
+    """``Journal`` on a PostgreSQL server (module contract). One connection per thread."""
+
+    shared = True
+
+    def __init__(self, url: str, state_dir: Path, *, readonly: bool = False, lease: float = 30.0,
+                 wait_reads: float = 0.0) -> None:
+        try:
+            import psycopg  # noqa: F401  (the optional extra: say so plainly when it is missing)
+        except ImportError as e:
+            raise FatalError("daemon.journal_url needs psycopg: pip install 'ocr-daemon[postgres]'", ExitCode.CONFIG) from e
+        self.url = url
+        self.state_dir = Path(state_dir)
+        self.path = Path(redact(url))  # for messages only: there is no journal file
+        self.readonly = readonly
+        self.lease = lease
+        #: Seconds a read waits for a server that is away (``_Conn``): the daemon waits as long
+        #: as it takes (``factory.open_journal``); ``status`` and the tests fail at once.
+        self.wait_reads = wait_reads
+        self.host = socket.gethostname()
+        self.owner = f"{self.host}:{os.getpid()}"
+        self.node = f"{self.host}:{self.state_dir.absolute()}"
+        self._local = threading.local()
+        self.on_write_error: Callable[[sqlite3.Error], None] | None = None
+        self._beat_stop = threading.Event()
+        self._beat: threading.Thread | None = None
+        self.started = time.time()
+        try:
+            if readonly:
+                self._conn().execute("SELECT count(*) FROM documents").fetchone()
+                return
+            self._migrate()
+        except sqlite3.Error as e:
+            raise FatalError(f"cannot open the journal {self.path}: {e}", ExitCode.STATE) from e
+
+    # -- connections and transactions --------------------------------------------------------
+
+    def _conn(self) -> _Conn:  # type: ignore[override]
+        conn: _Conn | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = _Conn(self)
+        return conn
+
+    def _connect(self) -> Any:
+        import psycopg
+        from psycopg.rows import dict_row
+
+        try:
+            raw = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=10,
+                                  application_name=f"ocr-daemon {self.owner}"[:63])
+            if self.readonly:
+                raw.execute("SET default_transaction_read_only = on")
+        except psycopg.Error as e:
+            raise journal_error(e) from e
+        return raw
+
+    def _drop(self) -> None:
+        """Close this thread's connection (broken): the next use opens a new one."""
+        conn: _Conn | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+
+    @contextmanager
+    def _tx(self, serial: bool = True) -> Iterator[_Conn]:  # type: ignore[override]
+        """One write transaction; ``serial``: behind ``SERIAL_LOCK`` (module contract). A failed
+        one is rolled back, reported to ``on_write_error`` when the journal cannot be written now,
+        and raised as ``sqlite3.Error``."""
+        import psycopg
+
+        from daemon.journal.schema import write_problem
+
+        db = self._conn()
+        try:
+            with db.ensure().transaction():
+                db.in_tx = True
+                try:
+                    if serial:
+                        db.execute("SELECT pg_advisory_xact_lock(?)", (SERIAL_LOCK,))
+                    yield db
+                finally:
+                    db.in_tx = False
+        except (psycopg.Error, sqlite3.Error) as e:
+            err = e if isinstance(e, sqlite3.Error) else journal_error(e)
+            if write_problem(err):
+                self._drop()
+                if self.on_write_error is not None:
+                    self.on_write_error(err)
+            if err is e:
+                raise
+            raise err from e
+
+    def close(self) -> None:
+        self.stop_heartbeat()
+        self._drop()
+
+    def _migrate(self) -> None:
+        """Bring the server's tables to the newest version (``pgsql.migrations``), one
+        transaction per version, behind the serial lock: daemons starting at once migrate once."""
+        steps = migrations()
+        with self._tx() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        have = int(row["value"]) if row else 0
+        for version in range(have + 1, len(steps) + 1):
+            with self._tx() as db:
+                row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                if row and int(row["value"]) >= version:
+                    continue  # another daemon did it meanwhile
+                for stmt in steps[version - 1]:
+                    db.execute(stmt)
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version),))
+            log.info("journal %s: schema version %d", self.path, version)
+
+    def _has_pages(self) -> bool:
+        return True
+
+    # -- claims and leases -------------------------------------------------------------------
+
+    def claim(self, doc_id: int) -> Document | None:
+        """``queued -> processing`` for this process, with a lease; None if another daemon (or
+        worker) took it, is taking it right now, or it is gone."""
+        now = time.time()
+        with self._tx(serial=False) as db:
+            row = db.execute("SELECT id FROM documents WHERE id=? AND state='queued' FOR UPDATE SKIP LOCKED", (doc_id,)).fetchone()
+            if row is None:
+                return None
+            row = db.execute(
+                "UPDATE documents SET state='processing', attempts=attempts+1, started=?, updated=?, owner=?, owner_node=?,"
+                " lease_until=? WHERE id=? RETURNING *", (now, now, self.owner, self.node, now + self.lease, doc_id),
+            ).fetchone()
+        return _doc(row)
+
+    def recover(self, keep: Collection[int] = (), not_before: float = 0.0) -> int:
+        """Put back to ``queued`` this node's rows left in ``processing`` (but ``keep``) and every
+        row whose lease ran out; another live daemon's rows are left alone."""
+        now = time.time()
+        with self._tx() as db:
+            cur = db.execute(
+                "UPDATE documents SET state='queued', not_before=GREATEST(not_before, ?), owner=NULL, lease_until=NULL,"
+                " updated=? WHERE state='processing' AND (owner_node=? OR lease_until IS NULL OR lease_until < ?)"
+                " AND NOT (id = ANY(?::bigint[]))",
+                (not_before, now, self.node, now, [int(i) for i in keep]),
+            )
+            return int(cur.rowcount)
+
+    def record_page(self, doc_id: int, key: str, page: PageResult) -> None:
+        """As ``Journal.record_page``, without the serial lock (only the claimant writes a
+        document's pages), renewing the document's lease on the way."""
+        import json
+
+        now = time.time()
+        with self._tx(serial=False) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO pages(doc_id, idx, key, text, engine, seconds, flags, meta, source, info, created)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (doc_id, page.index, key, page.text, page.engine, page.seconds, json.dumps(list(page.flags)),
+                 json.dumps(dict(page.meta), default=str), page.source, page.to_record(), now),
+            )
+            db.execute("UPDATE documents SET lease_until=? WHERE id=? AND owner=?", (now + self.lease, doc_id, self.owner))
+
+    def heartbeat(self, pages_done: int = 0, pages_per_s: float = 0.0) -> list[int]:
+        """Renew this process's leases and its ``daemons`` row; put back rows whose lease ran out.
+        Returns the ids put back."""
+        now = time.time()
+        with self._tx(serial=False) as db:
+            db.execute(
+                "INSERT INTO daemons(node, host, pid, started, heartbeat, pages_done, pages_per_s, stopped)"
+                " VALUES (?,?,?,?,?,?,?,NULL) ON CONFLICT (node) DO UPDATE SET host=excluded.host, pid=excluded.pid,"
+                " started=excluded.started, heartbeat=excluded.heartbeat, pages_done=excluded.pages_done,"
+                " pages_per_s=excluded.pages_per_s, stopped=NULL",
+                (self.node, self.host, os.getpid(), self.started, now, pages_done, pages_per_s),
+            )
+            db.execute("UPDATE documents SET lease_until=? WHERE owner=? AND state='processing'", (now + self.lease, self.owner))
+            rows = db.execute(
+                "UPDATE documents SET state='queued', owner=NULL, lease_until=NULL, updated=?"
+                " WHERE state='processing' AND lease_until < ? RETURNING id, path", (now, now),
+            ).fetchall()
+        for r in rows:
+            log.warning("doc-%d: its daemon's lease ran out (the daemon stopped or lost the journal): queued again "
+                        "for any daemon to take over", r["id"])
+        return [int(r["id"]) for r in rows]
+
+    def start_heartbeat(self, stats: Callable[[], tuple[int, float]], on_beat: Callable[[list[int]], None]) -> None:
+        """Call ``heartbeat`` every ``min(1 s, lease / 3)`` from a thread (until ``stop_heartbeat``);
+        ``on_beat`` hears each beat (with the ids put back) so the daemon can take queued rows other
+        daemons admitted. A beat that fails (server away) is tried again at the next one."""
+        every = min(1.0, self.lease / 3)
+
+        def run() -> None:
+            while not self._beat_stop.wait(every):
+                try:
+                    ids = self.heartbeat(*stats())
+                    on_beat(ids)
+                except sqlite3.Error as e:
+                    log.debug("heartbeat: %s", e)
+                except Exception:  # the beat must go on: a lost beat loses the leases
+                    log.exception("heartbeat failed")
+
+        self._beat_stop.clear()
+        self._beat = threading.Thread(target=run, name="journal-heartbeat", daemon=True)
+        self._beat.start()
+
+    def stop_heartbeat(self) -> None:
+        self._beat_stop.set()
+        if self._beat is not None and self._beat is not threading.current_thread():
+            self._beat.join(timeout=10)
+            self._beat = None
+            with suppress(sqlite3.Error), self._tx(serial=False) as db:
+                db.execute("UPDATE daemons SET stopped=? WHERE node=?", (time.time(), self.node))
+
+    # -- status ------------------------------------------------------------------------------
+
+    def daemons(self) -> list[dict[str, Any]]:
+        """Every daemon of this journal: host, pid, state folder, last heartbeat, pages/s, and
+        whether it is alive (a heartbeat within the lease, not stopped)."""
+        now = time.time()
+        rows = self._conn().execute("SELECT * FROM daemons ORDER BY node").fetchall()
+        return [
+            {"host": r["host"], "pid": int(r["pid"]), "state_dir": r["node"].split(":", 1)[1],
+             "started": round(r["started"], 3), "heartbeat": round(r["heartbeat"], 3),
+             "pages_done": int(r["pages_done"]), "pages_per_s": round(r["pages_per_s"], 3),
+             "alive": r["stopped"] is None and now - r["heartbeat"] <= self.lease}
+            for r in rows
+        ]
+
+    def holders(self) -> dict[int, dict[str, Any]]:
+        """Who holds each document in processing: {doc id: {"owner": host:pid, "lease_until": t}}."""
+        rows = self._conn().execute("SELECT id, owner, lease_until FROM documents WHERE state='processing'").fetchall()
+        return {int(r["id"]): {"owner": r["owner"], "lease_until": r["lease_until"]} for r in rows}

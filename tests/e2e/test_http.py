@@ -349,3 +349,45 @@ def test_port_taken_logs_an_error_keeps_processing_and_binds_later(tmp_path: Pat
     assert code == 403 and "upload_clients" in text
     assert d.stop() == 0
 
+
+
+def test_upload_pages_in_headless_chromium(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    """The upload form and an upload's result page as a person sees them: screenshots by a real
+    headless Chromium over loopback, read back with Tesseract. The result page shows the file's
+    outputs as download links and wraps a long line of text inside the window."""
+    cfg = with_http(write_rules(tmp_path, routes=ROUTES), upload=True)
+    d = start_daemon(cfg)
+    url = http_url(d)
+    wait_for(lambda: get(url, "/healthz/ready")[0] == 200, 120, "ready")
+
+    form_shot = tmp_path / "upload-form.png"
+    r = _chromium(f"--screenshot={form_shot}", "--window-size=900,700", "--hide-scrollbars", url + "/upload",
+                  tmp=tmp_path)
+    assert r.returncode == 0 and form_shot.is_file(), r.stderr[-3000:]
+    seen = subprocess.run(["tesseract", str(form_shot), "-", "-l", "eng"], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert "inbox" in seen.lower() and re.search(r"upload|file", seen, re.I), seen
+
+    code, form = get(url, "/upload")
+    token = re.search(r'name="token" value="([^"]+)"', form)
+    assert code == 200 and token, form
+    long_line = "Appointment confirmation for the annual maintenance visit " * 3  # wider than the window
+    png = docgen.make_image(tmp_path / "wide-letter.png", long_line.strip(), width=2400, font_size=30)
+    body, ctype = multipart({"token": token.group(1), "inbox": "inbox"}, {"file": ("wide-letter.png", png.read_bytes())})
+    code, headers, text = request(url, "POST", "/upload", body, {"Content-Type": ctype})
+    assert code == 303, text
+    where = headers["Location"]
+    wait_for(lambda: json.loads(get(url, where + ".json")[1])["state"] == "done", 180, "the upload processed")
+
+    shot = tmp_path / "upload-result.png"
+    r = _chromium(f"--screenshot={shot}", "--window-size=700,900", "--hide-scrollbars", url + where, tmp=tmp_path)
+    assert r.returncode == 0 and shot.is_file(), r.stderr[-3000:]
+    read = subprocess.run(["tesseract", str(shot), "-", "-l", "eng"], capture_output=True, text=True, timeout=120).stdout
+    flat = re.sub(r"\s+", "", read)
+    # the outputs are there by name (as links: the DOM check below), and the text is on screen,
+    # wrapped: words from the end of the long line are visible in a 700 px window
+    assert "wide-letter.txt" in flat and "wide-letter.json" in flat, read
+    assert read.lower().count("maintenance") >= 2, read
+    dom = _chromium("--dump-dom", url + where, tmp=tmp_path).stdout
+    assert re.search(r'<a href="/upload/[^"]+/files/\d+/wide-letter\.txt" download="">wide-letter\.txt</a>', dom), dom
+    d.stop()

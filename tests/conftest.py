@@ -88,6 +88,35 @@ def leftover_processes(token: str, before: set[int], me: int) -> list[int]:
     )
 
 
+# The places a real install uses (install.sh, docs/operations.md): a test that runs the daemon
+# with the shipped defaults writes a root-owned journal there, and the next real install on the
+# machine (test_install's overlay of /var/lib) finds a journal its service user cannot write.
+SYSTEM_PLACES = (Path("/var/lib/ocr-daemon"), Path("/srv/ocr"), Path("/etc/ocr-daemon"))
+
+
+def _system_state() -> dict[str, tuple[int, int] | None]:
+    out: dict[str, tuple[int, int] | None] = {}
+    for place in SYSTEM_PLACES:
+        try:
+            st = place.stat()
+            out[str(place)] = (st.st_mtime_ns, len(list(place.iterdir())) if place.is_dir() else -1)
+        except OSError:
+            out[str(place)] = None
+    return out
+
+
+@pytest.fixture(autouse=True)
+def nothing_written_to_system_places() -> Iterator[None]:
+    """FAIL the test that creates or changes /var/lib/ocr-daemon, /srv/ocr or /etc/ocr-daemon on
+    the machine running the suite (tests use temp folders; real installs run in overlays)."""
+    before = _system_state()
+    yield
+    after = _system_state()
+    changed = [p for p in after if after[p] != before[p]]
+    if changed:
+        pytest.fail(f"the test wrote to {', '.join(changed)} on this machine (use a temp state_dir)", pytrace=False)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_process_left_behind() -> Iterator[None]:
     """FAIL the run (an error at the last test's teardown) if the tests leave a process behind:

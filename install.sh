@@ -334,6 +334,13 @@ chmod 2775 "$SRV/inbox"
 chmod 2750 "$SRV/archive" "$SRV/failed"
 chmod 0750 "$STATE"
 system chown "$SERVICE_USER:$SERVICE_USER" "$SRV" "$SRV/inbox" "$SRV/archive" "$SRV/failed" "$STATE"
+# The state folder is the service's alone: a journal left there by `ocr-daemon once` run as root
+# (or restored from a backup as root) would be read-only to the service ("attempt to write a
+# readonly database"); hand back whatever in it belongs to someone else.
+if [ $STAGED = 0 ] && [ -n "$(find "$STATE" -mindepth 1 ! -user "$SERVICE_USER" -print -quit 2>/dev/null)" ]; then
+  log "state: $STATE holds files of another user; giving them to $SERVICE_USER"
+  find "$STATE" -mindepth 1 ! -user "$SERVICE_USER" -exec chown -h "$SERVICE_USER:$SERVICE_USER" {} +
+fi
 
 # --- 6. systemd unit -----------------------------------------------------------------------
 mkdir -p "$UNIT_DIR"

@@ -102,12 +102,48 @@ def open_state(cfg: Config) -> tuple[Journal, StateLock]:
                 raise FatalError(damaged_message(cfg, problem), ExitCode.STATE)
         else:
             set_aside_orphans(path)
+        if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+            raise FatalError(unwritable_message(state, path), ExitCode.STATE)
         journal = Journal(state)
+        give_to_state_owner(state, path)
         check_marker(journal, cfg)
     except BaseException:
         lock.release()
         raise
     return journal, lock
+
+
+def unwritable_message(state: Path, path: Path) -> str:
+    try:
+        owner = _user(os.stat(path).st_uid)
+    except OSError:
+        owner = "?"
+    return (f"the journal {path} belongs to {owner} and cannot be written by {_user(os.geteuid())} "
+            f"(run by another user, e.g. `sudo ocr-daemon once`?); give the state folder back: "
+            f"sudo chown -R {_user(os.stat(state).st_uid)}: {state}")
+
+
+def _user(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def give_to_state_owner(state: Path, path: Path) -> None:
+    """Run as root in a state folder that belongs to the service user (``sudo ocr-daemon once``),
+    a new journal is the folder owner's, like the lock file; SQLite itself gives its -wal/-shm
+    files the owner of the database file when it runs as root."""
+    if os.geteuid() != 0:
+        return
+    try:
+        owner, st = os.stat(state), os.stat(path)
+        if st.st_uid != owner.st_uid:
+            os.chown(path, owner.st_uid, owner.st_gid)
+    except OSError as e:
+        log.warning("could not give %s to the owner of %s: %s", path, state, e)
 
 
 def check_marker(journal: Journal, cfg: Config) -> None:

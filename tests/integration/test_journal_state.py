@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -66,6 +70,41 @@ def test_state_lock_refuses_a_second_holder_naming_the_pid_and_frees_on_release(
     assert e.value.exit_code == ExitCode.LOCKED and f"pid {os.getpid()}" in str(e.value)
     first.release()
     guard.StateLock(tmp_path / "state").release()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to own files as another user")
+def test_root_in_the_service_users_state_folder_leaves_a_journal_the_service_can_write(tmp_path: Path) -> None:
+    """`sudo ocr-daemon once` in the service's state folder made a root-owned journal, and the
+    service then died with "attempt to write a readonly database" (CI's real install)."""
+    nobody = 65534
+    base = Path(tempfile.mkdtemp(prefix="ocrd-owner-"))  # pytest's tmp_path is root's alone (0700)
+    try:
+        _root_then_service(base, nobody)
+    finally:
+        shutil.rmtree(base)
+
+
+def _root_then_service(tmp_path: Path, nobody: int) -> None:
+    os.chmod(tmp_path, 0o755)
+    cfg = load_config(write_rules(tmp_path, routes=[{"name": "all", "destination": "out"}]))
+    state = Path(cfg.daemon.state_dir)
+    state.mkdir(parents=True)
+    os.chown(state, nobody, nobody)
+    journal, lock = guard.open_state(cfg)  # as root
+    journal.close()
+    lock.release()
+    assert os.stat(journal.path).st_uid == nobody and os.stat(state / guard.LOCK_NAME).st_uid == nobody
+    code = ("import sys; from daemon.config import load_config; from daemon.journal import guard\n"
+            "j, lock = guard.open_state(load_config(sys.argv[1])); j.set_identity('x' * 32); print('wrote')")
+    run = [sys.executable, "-c", code, str(tmp_path / "rules.yaml")]
+    as_nobody = ["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups"]
+    r = subprocess.run(as_nobody + run, capture_output=True, text=True, timeout=60, cwd="/")
+    assert r.returncode == 0 and "wrote" in r.stdout, r.stderr
+    # a journal the service cannot write (left by root before this fix): a sentence, not a traceback
+    os.chown(journal.path, 0, 0)
+    r = subprocess.run(as_nobody + run, capture_output=True, text=True, timeout=60, cwd="/")
+    assert "FatalError" in r.stderr and "belongs to root and cannot be written" in r.stderr, r.stderr
+    assert f"chown -R nobody: {state}" in r.stderr
 
 
 def test_an_older_copy_put_back_is_noticed_and_filled_in_from_the_sidecars(tmp_path: Path) -> None:

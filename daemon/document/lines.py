@@ -26,8 +26,8 @@ Contract:
   lines) as normalised inline Markdown (``daemon.document.inline.escape_plain``), with
   ``letters`` and ``fix_yen`` applied and lines joined where they only wrap
   (``hard_breaks`` against the page's full line width, ``full_width``). A blank line after a
-  full line before a line starting in lowercase is no paragraph break: Tesseract sets the
-  short last line of a paragraph apart so.
+  wrapped paragraph's full line (two lines or more) before a line starting in lowercase is no
+  paragraph break: Tesseract sets the short last line of a paragraph apart so.
 - ``is_line_block(widths, lefts, size, full)``: whether a block of a PDF text layer is lines (an
   address, a signature block) rather than a wrapped paragraph (see the function).
 
@@ -161,7 +161,8 @@ def plain_paragraphs(text: str) -> list[str]:
     for lines in chunks:
         if not lines:
             continue
-        if paras and lines[0].strip()[:1].islower() and not hard_breaks([paras[-1][-1], lines[0]], full)[0]:
+        if (paras and len(paras[-1]) >= 2 and lines[0].strip()[:1].islower()
+                and not hard_breaks([paras[-1][-1], lines[0]], full)[0]):
             # Tesseract's paragraph model sets a wrapped paragraph's short last line apart
             # ("... contacte-nos em" / blank / "caso de dúvida."); no paragraph starts in lowercase
             paras[-1].extend(lines)

@@ -216,14 +216,18 @@ def _normalize_pass(s: str, *, parens: bool) -> str:
 # CommonMark's flanking rules never let an intraword "_" open or close emphasis (nor does
 # parse_inline), and "package\\_name" in the md file and the JSON's page texts is no longer the
 # word a search or a reader looks for (the Debian manuals of the real-world set, 2026-12-02).
-_MD_ESCAPE = re.compile(r"([\\`*$<~|]|(?<![^\W_])_|_(?![^\W_]))")
+_MD_ESCAPE = re.compile(r"([\\`*$<~|])")
+_MD_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _MD_LINK_OPEN = re.compile(r"\[(?=[^\[\]\n]*\]\()")
 
 
 def escape_markdown_chars(text: str) -> str:
     """``text`` with the characters that would start Markdown or math markup escaped (inline;
     line starts are ``escape_plain``'s)."""
-    return _MD_LINK_OPEN.sub(r"\\[", _MD_ESCAPE.sub(r"\\\1", text))
+    text = _MD_ESCAPE.sub(r"\\\1", text)
+    if "_" in text:  # the lookarounds cost: most text has no underscore
+        text = _MD_UNDERSCORE.sub(r"\\_", text)
+    return _MD_LINK_OPEN.sub(r"\\[", text)
 
 
 _MD_LINE_START = re.compile(r"^(\s*)(#{1,6}\s|[-+*]\s|\d{1,9}[.)]\s|>|={3,}\s*$|-{3,}\s*$)")

@@ -262,19 +262,24 @@ def _line_blocks(blocks: list[TextBlock], body: float, page_width: float) -> set
         for i in tall for j in tall
     )
     floor = 0.0 if columns else 0.5 * page_width
+    multi_set = set(multi)
     out: set[int] = set()
     for k in multi:
         b = blocks[k]
+        widths = [ln.bbox[2] - ln.bbox[0] for ln in b.lines]
+        lefts = [ln.bbox[0] for ln in b.lines]
+        size = max((s.size for ln in b.lines for s in ln.spans if s.text.strip()), default=body)
+        if not is_line_block(widths, lefts, size, float("inf")):
+            continue  # not aligned, or justified: no full line needed to tell
         group = [j for j in range(len(blocks)) if blocks[j].lines and abs(boxes[j][0] - boxes[k][0]) <= 1.5 * body]
         if columns:
             # a block spanning the columns (an abstract above them) is no line of this column
-            spans = sorted(boxes[j][2] - boxes[j][0] for j in group if j in multi) or [boxes[k][2] - boxes[k][0]]
+            spans = sorted(boxes[j][2] - boxes[j][0] for j in group if j in multi_set) or [boxes[k][2] - boxes[k][0]]
             typical = spans[len(spans) // 2]
             group = [j for j in group if boxes[j][2] - boxes[j][0] <= 1.5 * typical]
         col = sorted(ln.bbox[2] - ln.bbox[0] for j in group for ln in blocks[j].lines)
         full = max(floor, col[min(len(col) - 1, int(0.8 * len(col)))] if col else 0.0)
-        size = max((s.size for ln in b.lines for s in ln.spans if s.text.strip()), default=body)
-        if is_line_block([ln.bbox[2] - ln.bbox[0] for ln in b.lines], [ln.bbox[0] for ln in b.lines], size, full):
+        if is_line_block(widths, lefts, size, full):
             out.add(k)
     return out
 

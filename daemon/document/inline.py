@@ -212,34 +212,44 @@ def _normalize_pass(s: str, *, parens: bool) -> str:
 # escaped "[mut/Mb]" from a PDF's text layer came out as "$$mut/Mb$$" (real-world set, 2026-12-01).
 # Only the "[" of a "[text](" that would make an inline link is escaped (_MD_LINK_OPEN); "\\[" with
 # no "\\]" after it is no math, and the inline parser reads it as a literal "[".
-_MD_ESCAPE = re.compile(r"([\\`*_$<~|])")
+# An underscore between two letters or digits ("package_name", "dh_auto_build") is left as it is:
+# CommonMark's flanking rules never let an intraword "_" open or close emphasis (nor does
+# parse_inline), and "package\\_name" in the md file and the JSON's page texts is no longer the
+# word a search or a reader looks for (the Debian manuals of the real-world set, 2026-12-02).
+_MD_ESCAPE = re.compile(r"([\\`*$<~|])")
+_MD_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 _MD_LINK_OPEN = re.compile(r"\[(?=[^\[\]\n]*\]\()")
 
 
 def escape_markdown_chars(text: str) -> str:
     """``text`` with the characters that would start Markdown or math markup escaped (inline;
     line starts are ``escape_plain``'s)."""
-    return _MD_LINK_OPEN.sub(r"\\[", _MD_ESCAPE.sub(r"\\\1", text))
+    text = _MD_ESCAPE.sub(r"\\\1", text)
+    if "_" in text:  # the lookarounds cost: most text has no underscore
+        text = _MD_UNDERSCORE.sub(r"\\_", text)
+    return _MD_LINK_OPEN.sub(r"\\[", text)
 
 
 _MD_LINE_START = re.compile(r"^(\s*)(#{1,6}\s|[-+*]\s|\d{1,9}[.)]\s|>|={3,}\s*$|-{3,}\s*$)")
 
 
+def escape_line_start(line: str) -> str:
+    """An inline Markdown line that would start a block (a list item, a heading, a quote, a
+    rule) when it stands at the start of a line, escaped so that it stays text."""
+    m = _MD_LINE_START.match(line)
+    if m and m.group(2)[0].isdigit():
+        # CommonMark escapes only ASCII punctuation: "\1." shows the backslash; "1\." is a
+        # literal "1." that does not start an ordered list.
+        k = len(m.group(1)) + len(m.group(2).rstrip()) - 1
+        return line[:k] + "\\" + line[k:]
+    if m:
+        return m.group(1) + "\\" + line[len(m.group(1)) :]
+    return line
+
+
 def escape_plain(text: str) -> str:
     """Plain text (Tesseract) -> inline Markdown that means exactly that text."""
-    lines = []
-    for line in text.split("\n"):
-        line = escape_markdown_chars(line)
-        m = _MD_LINE_START.match(line)
-        if m and m.group(2)[0].isdigit():
-            # CommonMark escapes only ASCII punctuation: "\1." shows the backslash; "1\." is a
-            # literal "1." that does not start an ordered list.
-            k = len(m.group(1)) + len(m.group(2).rstrip()) - 1
-            line = line[:k] + "\\" + line[k:]
-        elif m:
-            line = m.group(1) + "\\" + line[len(m.group(1)) :]
-        lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(escape_line_start(escape_markdown_chars(line)) for line in text.split("\n"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,6 +35,10 @@ Rules:
   the blocks more than 1.5x as wide as that column's median block (a full-width abstract above
   two columns), and on a page without columns at least half the page width (a signature block
   alone on the right).
+- Text set in a monospaced font (``Span.mono``) is code: a block all in it is a code block (its
+  lines and indents kept, nothing escaped: ``# apt-get update`` is a command, not a heading),
+  a run of monospaced words in a line a code span (``package_name``, ``paquet*.info``) --
+  unless half the page or more is monospaced (``MONO_BODY_SHARE``: a typewriter-style letter).
 """
 
 from __future__ import annotations
@@ -44,13 +48,16 @@ from collections import Counter
 
 from daemon.document.inline import escape_markdown_chars
 from daemon.document.lines import is_line_block
-from daemon.document.model import Block, Cell, Heading, ListBlock, ListItem, Paragraph, Table
+from daemon.document.model import Block, Cell, CodeBlock, Heading, ListBlock, ListItem, Paragraph, Table
 from daemon.pagerecord import LayerPage
 from daemon.pages.tables import Grid
 from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
 from daemon.stages import Degraded, Stage, optional
 
 HEADING_RATIO = 1.2
+#: A page with at least this share of its characters in a monospaced font is set in it (a
+#: typewriter-style letter, a Courier form): there the font says nothing about code.
+MONO_BODY_SHARE = 0.5
 _BULLET = re.compile(r"^\s*(?:[•◦▪▫●○■□‣⁃∙·▸►✓✔]\s*|[*–—-]\s+)(?=\S)")
 _ENUM = re.compile(r"^\s*(\(?(\d{1,3}|[a-z])[.)])\s+(?=\S)")
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
@@ -75,6 +82,18 @@ def _esc_start(text: str) -> str:
     return text
 
 
+def _mono_share(layer: PageLayer) -> float:
+    """Share of the page's characters set in a monospaced font."""
+    mono = total = 0
+    for b in layer.blocks:
+        for ln in b.lines:
+            for s in ln.spans:
+                n = len(s.text.strip())
+                total += n
+                mono += n if s.mono else 0
+    return mono / total if total else 0.0
+
+
 def _body_size(layer: PageLayer) -> float:
     sizes: Counter[float] = Counter()
     for b in layer.blocks:
@@ -84,10 +103,35 @@ def _body_size(layer: PageLayer) -> float:
     return sizes.most_common(1)[0][0] if sizes else 10.0
 
 
-def _inline(spans: list[Span], styled: bool) -> str:
-    """Spans -> inline Markdown; bold/italic marked only when ``styled`` (not in headings)."""
+def _code_span(text: str) -> str:
+    """``text`` as a CommonMark code span (spaces around it stay outside)."""
+    core = text.strip()
+    if not core:
+        return text
+    ticks = max((len(m) for m in re.findall(r"`+", core)), default=0)
+    fence = "`" * (ticks + 1)
+    pad = " " if core.startswith("`") or core.endswith("`") else ""
+    return f"{text[: len(text) - len(text.lstrip())]}{fence}{pad}{core}{pad}{fence}{text[len(text.rstrip()):]}"
+
+
+def _inline(spans: list[Span], styled: bool, code: bool = False) -> str:
+    """Spans -> inline Markdown; bold/italic marked only when ``styled`` (not in headings);
+    monospaced spans as code spans when ``code`` (see the module docstring)."""
     out: list[str] = []
-    for s in spans:
+    k = 0
+    while k < len(spans):
+        s = spans[k]
+        if code and s.mono and s.text.strip():
+            run = [s.text]
+            k += 1
+            # the spaces between two monospaced words belong to the code
+            while k < len(spans) and (spans[k].mono or (not spans[k].text.strip() and k + 1 < len(spans)
+                                                        and spans[k + 1].mono)):
+                run.append(spans[k].text)
+                k += 1
+            out.append(_code_span("".join(run)))
+            continue
+        k += 1
         t = _esc(s.text)
         core = t.strip()
         if styled and core and len(core) > 1 and (s.bold or s.italic):
@@ -99,6 +143,24 @@ def _inline(spans: list[Span], styled: bool) -> str:
             t = f"{lead}{mark}{core}{mark}{trail}"
         out.append(t)
     return "".join(out)
+
+
+def _code_block(b: TextBlock) -> CodeBlock:
+    """A block set all in a monospaced font: its lines as code, indents kept (in characters of
+    the font's width)."""
+    x0 = min(ln.bbox[0] for ln in b.lines)
+    widths = [(s.bbox[2] - s.bbox[0]) / len(s.text) for ln in b.lines for s in ln.spans if len(s.text.strip()) >= 2]
+    char = sorted(widths)[len(widths) // 2] if widths else 0.0
+    rows = []
+    for ln in b.lines:
+        indent = round((ln.bbox[0] - x0) / char) if char > 0 else 0
+        rows.append(" " * max(0, min(indent, 40)) + ln.text.strip())
+    return CodeBlock("\n".join(rows))
+
+
+def _mono(b: TextBlock) -> bool:
+    spans = [s for ln in b.lines for s in ln.spans if s.text.strip()]
+    return bool(spans) and all(s.mono for s in spans)
 
 
 def _join(lines: list[str]) -> str:
@@ -200,26 +262,32 @@ def _line_blocks(blocks: list[TextBlock], body: float, page_width: float) -> set
         for i in tall for j in tall
     )
     floor = 0.0 if columns else 0.5 * page_width
+    multi_set = set(multi)
     out: set[int] = set()
     for k in multi:
         b = blocks[k]
+        widths = [ln.bbox[2] - ln.bbox[0] for ln in b.lines]
+        lefts = [ln.bbox[0] for ln in b.lines]
+        size = max((s.size for ln in b.lines for s in ln.spans if s.text.strip()), default=body)
+        if not is_line_block(widths, lefts, size, float("inf")):
+            continue  # not aligned, or justified: no full line needed to tell
         group = [j for j in range(len(blocks)) if blocks[j].lines and abs(boxes[j][0] - boxes[k][0]) <= 1.5 * body]
         if columns:
             # a block spanning the columns (an abstract above them) is no line of this column
-            spans = sorted(boxes[j][2] - boxes[j][0] for j in group if j in multi) or [boxes[k][2] - boxes[k][0]]
+            spans = sorted(boxes[j][2] - boxes[j][0] for j in group if j in multi_set) or [boxes[k][2] - boxes[k][0]]
             typical = spans[len(spans) // 2]
             group = [j for j in group if boxes[j][2] - boxes[j][0] <= 1.5 * typical]
         col = sorted(ln.bbox[2] - ln.bbox[0] for j in group for ln in blocks[j].lines)
         full = max(floor, col[min(len(col) - 1, int(0.8 * len(col)))] if col else 0.0)
-        size = max((s.size for ln in b.lines for s in ln.spans if s.text.strip()), default=body)
-        if is_line_block([ln.bbox[2] - ln.bbox[0] for ln in b.lines], [ln.bbox[0] for ln in b.lines], size, full):
+        if is_line_block(widths, lefts, size, full):
             out.add(k)
     return out
 
 
-def _text_blocks(b: TextBlock, body: float, keep_lines: bool = False) -> list[Block]:
+def _text_blocks(b: TextBlock, body: float, keep_lines: bool = False, code: bool = False) -> list[Block]:
     """A text block -> a paragraph, or list items (with paragraphs before the first bullet).
-    ``keep_lines``: the block is lines (an address): its paragraph keeps its line breaks."""
+    ``keep_lines``: the block is lines (an address): its paragraph keeps its line breaks.
+    ``code``: monospaced spans become code spans."""
     out: list[Block] = []
     para: list[str] = []
     items: list[list[str]] = []
@@ -241,9 +309,9 @@ def _text_blocks(b: TextBlock, body: float, keep_lines: bool = False) -> list[Bl
             rest = raw[cut:]
             items.append([_esc(rest)])
         elif items:
-            items[-1].append(_inline(ln.spans, True))
+            items[-1].append(_inline(ln.spans, True, code))
         else:
-            para.append(_inline(ln.spans, True))
+            para.append(_inline(ln.spans, True, code))
     if para:
         out.append(_paragraph(para, keep_lines))
     if items:
@@ -277,6 +345,7 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
         kept.append((TextBlock(lines, b.bbox), list(dict.fromkeys(hit))))
     out: list[Block] = []
     lined = _line_blocks([b for b, _hit in kept], body, layer.width)
+    code = _mono_share(layer) < MONO_BODY_SHARE
 
     def put_table(k: int) -> None:
         if k in placed:
@@ -290,9 +359,11 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
         if b.lines:
             kind, level = _block_kind(b, body)
             if kind == "heading":
-                out.append(Heading(level, _join([_inline(ln.spans, False) for ln in b.lines])))
+                out.append(Heading(level, _join([_inline(ln.spans, False, code) for ln in b.lines])))
+            elif code and _mono(b):
+                out.append(_code_block(b))
             else:
-                for blk in _text_blocks(b, body, n in lined):
+                for blk in _text_blocks(b, body, n in lined, code):
                     # consecutive list blocks of one kind are one list
                     prev = out[-1] if out else None
                     if (isinstance(blk, ListBlock) and isinstance(prev, ListBlock)

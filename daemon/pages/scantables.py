@@ -284,7 +284,7 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
     from PIL import Image, ImageDraw
     from tesserocr import PSM
 
-    from daemon.document.inline import escape_plain
+    from daemon.document.lines import plain_paragraphs
 
     img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
     w, h = img.size
@@ -331,11 +331,8 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
                 # a crop, not SetRectangle: with PSM.AUTO, tesserocr 2.13 read nothing in a
                 # rectangle that a crop of the same pixels reads
                 api.SetImage(blank.crop((0, int(top), w, int(bottom))))
-                text = str(api.GetUTF8Text()).replace("\f", "").strip()
-                for chunk in text.split("\n\n"):
-                    lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
-                    if lines:
-                        parts.append(escape_plain("\n".join(lines)))
+                # the same paragraphs as a page without tables (lines kept where they are lines)
+                parts.extend(plain_paragraphs(str(api.GetUTF8Text())))
             if g is None:
                 break
             if any(c.text for c in g.cells):

@@ -82,6 +82,7 @@ MAX_MATH = 0.03
 
 _MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|MATH|SYMBOL|STIX|ESINT|RSFS|EUSM|EUFM|EUEX", re.I)
 _CID = re.compile(r"\(cid:\d+\)")
+_MONO_FONT = re.compile(r"mono|courier|consol|menlo|typewriter|\bcmtt|LMMono|SFTT|Inconsolata|code", re.I)
 _PUNCT = set(".,;:!?'\"()[]{}-–—/\\%&@#*+=<>_|~^$€£¥§°«»„“”‘’…·•")
 
 
@@ -254,7 +255,10 @@ def vector_segments(page: pymupdf.Page) -> tuple[list[Seg], list[Seg]]:
 def _font_style(font: str, flags: int) -> tuple[bool, bool, bool]:
     bold = bool(flags & 16) or bool(re.search(r"bold|black|heavy|semibold|demi", font, re.I))
     italic = bool(flags & 2) or bool(re.search(r"italic|oblique", font, re.I))
-    return bold, italic, bool(flags & 8)
+    # MuPDF's monospaced flag (8) is set from the font descriptor, which many producers leave
+    # out: LiberationMono / Courier in the Debian manuals of the real-world set came without it
+    mono = bool(flags & 8) or bool(_MONO_FONT.search(font))
+    return bold, italic, mono
 
 
 def _span(s: dict[str, Any]) -> Span:

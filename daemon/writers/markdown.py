@@ -2,8 +2,9 @@
 
 - Every page starts with a ``<!-- page N -->`` comment (the same mark as the raw engine output
   files, so a written ``.md`` can itself be fed to ``ocr-daemon convert``).
-- Tables without merged cells and with at most one header row become pipe tables; any other
-  table stays an HTML ``<table>`` (a pipe table cannot express spans, and a broken pipe table
+- Tables without merged cells and with at most one header row become pipe tables (so does a
+  table whose only merged cell is a title row across all columns: the title becomes the line
+  above the pipe table); any other table stays an HTML ``<table>`` (a pipe table cannot express spans, and a broken pipe table
   is worse than HTML, which GitHub renders).
 - Math is ``$…$`` inline and a ``$$`` block on its own lines for display math.
 - A line break inside a paragraph or a list item (``"\\n"`` in the model: the lines of an
@@ -18,9 +19,10 @@ from __future__ import annotations
 
 import html
 
-from daemon.document.inline import Run, parse_inline
+from daemon.document.inline import Run, escape_line_start, parse_inline
 from daemon.document.model import (
     Block,
+    Cell,
     CodeBlock,
     Document,
     Heading,
@@ -52,6 +54,9 @@ def _block(b: Block) -> str:
     if isinstance(b, ListBlock):
         return "\n".join(_list(b, 0))
     if isinstance(b, Table):
+        titled = _title_row_as_caption(b)
+        if titled is not None:
+            return pipe_table(titled)
         return pipe_table(b) if (not b.has_spans and b.header_rows <= 1) else html_table(b)
     if isinstance(b, MathBlock):
         return "$$\n" + b.tex.strip() + "\n$$"
@@ -82,6 +87,23 @@ def _list(lb: ListBlock, indent: int) -> list[str]:
     return out
 
 
+def _title_row_as_caption(t: Table) -> Table | None:
+    """A table whose first row is one cell across all columns (its title: "Tjenestetabel" above
+    a service table of the Danish Debian Edu manual) and that has no other span: the same table
+    with that title as its caption and the rows below, which a pipe table can show (the next
+    row is its header). None for any other table."""
+    if t.n_rows < 3 or t.n_cols < 2 or t.caption or t.header_rows > 2:
+        return None
+    first = t.rows()[0]
+    if len(first) != 1 or first[0].colspan != t.n_cols or first[0].rowspan != 1 or not first[0].text.strip():
+        return None
+    rest = [c for c in t.cells if c.row > 0]
+    if any(c.rowspan > 1 or c.colspan > 1 for c in rest):
+        return None
+    cells = [Cell(c.text, c.row - 1, c.col, header=c.header) for c in rest]
+    return Table(t.n_rows - 1, t.n_cols, cells, header_rows=max(0, t.header_rows - 1), caption=first[0].text)
+
+
 def _pipe_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "<br>") or " "
 
@@ -94,7 +116,7 @@ def pipe_table(t: Table) -> str:
     out = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join(["---"] * t.n_cols) + "|"]
     out.extend("| " + " | ".join(r) + " |" for r in rows[1:])
     if t.caption:
-        out.insert(0, t.caption + "\n")
+        out.insert(0, escape_line_start(t.caption.replace("\n", " ")) + "\n")
     return "\n".join(out)
 
 

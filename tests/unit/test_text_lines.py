@@ -222,3 +222,13 @@ def test_a_wrapped_paragraph_that_tesseract_split_is_one() -> None:
     # a short line before the blank line, or a capital after it: two paragraphs
     assert len(plain_paragraphs("Saldo final: 980,55 EUR\n\nmovimentos do mes")) == 2
     assert len(plain_paragraphs(PROSE[0] + "\n\n" + "Ao mes de marco e abril.")) == 2
+
+
+def test_a_narrow_column_beside_a_picture_is_joined_against_its_own_width() -> None:
+    column = ["A report creeps into camp that", "Johnston is coming with fifty", "thousand men to raise the siege,",
+              "but I do not believe it. We have", "often heard that Richmond had", "fallen, but it continues within",
+              "the confederate lines."]
+    page = "\n".join(PROSE) + "\n\n" + "\n".join(column) + "\n\n" + "\n".join(ADDRESS) + "\n\n" + "\n".join(SIGNATURE)
+    paras = plain_paragraphs(page)
+    assert paras[1] == " ".join(column)
+    assert paras[2] == "\n".join(ADDRESS) and paras[3] == "\n".join(SIGNATURE)

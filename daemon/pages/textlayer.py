@@ -55,7 +55,16 @@ import pymupdf
 from daemon.models import PageText, RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import render
-from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid, unruled_grids
+from daemon.pages.tables import (
+    Grid,
+    Seg,
+    find_grids,
+    header_body,
+    region_rules,
+    rule_regions,
+    rules_table,
+)
+from daemon.pages.unruled import unruled_grids
 from daemon.stages import Degraded, Stage, optional
 
 MODES = ("auto", "any", "ocr")
@@ -301,22 +310,34 @@ def _find_tables(page: pymupdf.Page, layer: PageLayer) -> list[Grid]:
     h, v = vector_segments(page)
     if len(h) + len(v) > MAX_RULES:  # a drawing (a plot, a map), not tables: no table search
         return tables
+    words = _words(layer)
     if len(h) >= 2 and len(v) >= 2:
-        tables = find_grids(h, v, tol=2.0, min_size=4.0)
+        for g in find_grids(h, v, tol=2.0, min_size=4.0):
+            # a grid of one row: a title band drawn as boxes, or the header of a table whose body
+            # has no rule (a bank statement's header band); a grid with text in one column: a
+            # frame (both came out as tables: issue 26)
+            body = header_body(g, words) if g.n_rows == 1 else None
+            if body is not None:
+                tables.append(body)
+            elif g.n_rows > 1 and len({c.col for c in g.cells if _has_words(c.bbox, words)}) >= 2:
+                tables.append(g)
     if len(h) >= 2:  # tables with horizontal rules only: columns from the words' gaps
         regions = [r for r in rule_regions(h, v, tol=2.0, min_width=0.25 * page.rect.width,
                                              max_two_rule_height=0.4 * page.rect.height)
                    if not any(_overlap(r, g.bbox) for g in tables)]
-        words = _words(layer) if regions else []
         for r in regions:
-            g = text_grid(words, r)
-            if g is not None:
-                tables.append(g)
+            found = rules_table(words, r, region_rules(h, r, tol=2.0))
+            if found is not None:
+                tables.append(found)
     # tables without any rule: the same geometry as on scans, over the layer's own words of
     # horizontal lines (vertical CJK text and text set along a curve line up in columns too)
     tables += unruled_grids(_words(layer, horizontal=True), [g.bbox for g in tables])
     tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
     return tables
+
+
+def _has_words(box: tuple[float, float, float, float], words: list[tuple[float, float, float, float, str, float]]) -> bool:
+    return any(box[0] <= (w[0] + w[2]) / 2 <= box[2] and box[1] <= (w[1] + w[3]) / 2 <= box[3] for w in words)
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

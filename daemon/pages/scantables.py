@@ -45,6 +45,7 @@ from daemon.pages.tables import (
     Word,
     find_grids,
     merge_collinear,
+    reading_order,
     rule_regions,
     text_grid,
     unruled_grids,
@@ -129,13 +130,15 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
 
 
 def find_image_grids(gray: Any) -> list[Grid]:
-    """Ruled tables on a page image (pixels)."""
+    """Ruled tables on a page image (pixels): dark rules, then light ones (``scanrules``)."""
+    from daemon.pages.scanrules import light_grids
+
     h, v = image_segments(gray)
-    if len(h) < 2 or len(v) < 2:
-        return []
     # one row of boxes on a page image is a form field or a frame around a title (three such
     # "tables" of one row on a scanned web page in the tune set), not a table
-    return [g for g in find_grids(h, v, tol=4.0) if g.n_rows >= 2]
+    grids = [g for g in find_grids(h, v, tol=4.0) if g.n_rows >= 2] if len(h) >= 2 and len(v) >= 2 else []
+    # then grids of light grey rules where no dark grid is (an invoice's item table: issue 26)
+    return grids + light_grids(gray, [g.bbox for g in grids])
 
 
 @dataclass
@@ -159,31 +162,30 @@ def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
     a = np.asarray(gray)
     if a.ndim != 2 or a.size == 0:
         return []
+    from daemon.pages.scanrules import light_segments
+
     hgt, wid = a.shape
-    runs = _runs(a < RULE_GRAY, max(40, wid // 4))
-    if len(runs) < 2:
+    # thin light or dark runs, joined below into rules: a rule on a skewed scan is a staircase
+    # of runs, none a quarter of the page long (the generated scans' grey row rules were lost)
+    thin, _ = light_segments(a)
+    if len(thin) < 2:
         return []
-    # group runs into rules: same extent (ends within 6 px), rows at most 2 px apart
-    rules: list[list[int]] = []  # [y0, y1, x0, x1]
-    for r, s0, e0 in sorted(runs):
-        for rule in rules:
-            if r - rule[1] <= 2 and abs(s0 - rule[2]) <= 6 and abs(e0 - rule[3]) <= 6:
-                rule[1] = r
-                break
-        else:
-            rules.append([r, r, s0, e0])
-    thin = [Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2) for y0, y1, x0, x1 in rules if y1 - y0 < MAX_RULE_THICKNESS]
     _, v = image_segments(gray)
     # The rules as ``rule_regions`` joins them: one drawn in pieces a few px apart (each cell's
     # own border, a scanned line with a break) spans the region only once joined.
     joined = merge_collinear([(s.y0, s.x0, s.x1) for s in thin], tol=4.0)
     out = []
     for box in rule_regions(thin, v, tol=4.0, min_width=wid / 4, max_two_rule_height=0.4 * hgt):
-        if any(_overlaps(box, g.bbox) for g in grids):
+        # a small grid inside (the lines of a picture in a cell) leaves the region a table
+        if any(_overlaps(box, g.bbox) and _area(g.bbox) > 0.25 * _area(box) for g in grids):
             continue
         ys = sorted(y for y, x0, x1 in joined if box[1] - 1 <= y <= box[3] + 1 and x0 <= box[0] + 12 and x1 >= box[2] - 12)
         out.append(RuleRegion(box, ys))
     return out
+
+
+def _area(b: tuple[float, float, float, float]) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
 
 
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -221,7 +223,7 @@ def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
     band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
     head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
     cols = ["" for _ in range(g.n_cols)]
-    for w in sorted(head, key=lambda w: (round(w[1] / max(1.0, w[5])), w[0])):
+    for w in reading_order(head, sorted(w[5] for w in head)[len(head) // 2] if head else 1.0):
         # the outer edges are open (a header wider than its column's values); an inner one is not
         k = next((k for k in range(g.n_cols) if (k == 0 or g.xs[k] <= w[0])
                   and (k == g.n_cols - 1 or w[2] <= g.xs[k + 1])), None)
@@ -285,8 +287,10 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
     from tesserocr import PSM
 
     from daemon.document.inline import escape_plain
+    from daemon.pages.scanrules import erase_rules
 
     img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
+    img = erase_rules(img.convert("L") if img.mode != "L" else img)  # rules confuse Tesseract's layout
     w, h = img.size
     grids = list(grids)
     try:
@@ -306,7 +310,9 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
         for g in grids:
             conf = 100.0 if g.filled else _read_cells(api, img, g)
             log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f", g.n_rows, g.n_cols, g.bbox, conf)
-            if conf >= MIN_GRID_CONF:
+            # text in one row or one column only: a title band drawn as boxes, a frame (issue 26)
+            texts = [c for c in g.cells if c.text]
+            if conf >= MIN_GRID_CONF and len({c.row for c in texts}) >= 2 and len({c.col for c in texts}) >= 2:
                 kept.append(g)
     finally:
         api.SetPageSegMode(PSM.AUTO)

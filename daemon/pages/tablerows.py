@@ -4,7 +4,11 @@ Contract (pure geometry over word tuples ``tables.Word``: x0, y0, x1, y1, text, 
 units; never raises on odd input):
 
 - ``text_lines(words, size) -> list[list[Word]]``: words -> visual lines (vertical centres within
-  half a font size), each left to right.
+  half a font size of the line's mean centre), each left to right.
+- ``reading_order(words, size)``: a cell's words line by line, left to right.
+- ``columns(rows, gap) -> list[list[float]]``: column x ranges from the rows' words (the x
+  covered by two rows or more; one stray word bridges no gap).
+- ``assign_columns(line, cols, gap)``: each word of a line to a column (a phrase stays together).
 - ``join_wrapped(lines, size, col_of) -> list[list[Word]]``: lines -> table rows, a cell wrapped
   over several lines kept in one row. Lines are joined only when the gaps between them are
   clearly of two kinds (``_two_gap_kinds``: the small ones inside rows, the large ones between
@@ -80,14 +84,87 @@ def _centre_y(w: Word) -> float:
 def text_lines(words: list[Word], size: float) -> list[list[Word]]:
     """See the contract."""
     lines: list[list[Word]] = []
+    centre = 0.0  # the mean centre of the last line's words: a skewed line drifts along its words
     for w in sorted(words, key=lambda w: (_centre_y(w), w[0])):
-        if lines and abs(_centre_y(w) - _centre_y(lines[-1][0])) <= 0.5 * size:
+        if lines and abs(_centre_y(w) - centre) <= 0.5 * size:
             lines[-1].append(w)
+            centre += (_centre_y(w) - centre) / len(lines[-1])
         else:
             lines.append([w])
+            centre = _centre_y(w)
     # one line: its words left to right (by centre they came in the order of their heights:
     # "1" before "Item" in "Item 1", whose capital I sits higher)
     return [sorted(ln, key=lambda w: w[0]) for ln in lines]
+
+
+def reading_order(words: list[Word], size: float) -> list[Word]:
+    """Words of one cell or row in reading order: its text lines top to bottom, each left to
+    right (on a skewed scan one line's words drift by more than a rounded y can tell)."""
+    return [w for ln in text_lines(words, size) for w in ln]
+
+
+def columns(rows: list[list[Word]], gap: float) -> list[list[float]]:
+    """Column x ranges of a table's rows: the x ranges covered by the words of more than one row
+    (of any row when there are fewer than four), joined where less than ``gap`` apart. A stray
+    word in one row (a speck Tesseract read as "~" between two columns, a header wider than its
+    column) does not join two columns."""
+    thr = 1 if len(rows) >= 4 else 0
+    events: list[tuple[float, int]] = []
+    for r in rows:
+        spans: list[list[float]] = []
+        for a, b in sorted((w[0], w[2]) for w in r):
+            if spans and a - spans[-1][1] < gap:
+                spans[-1][1] = max(spans[-1][1], b)
+            else:
+                spans.append([a, b])
+        events += [(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans]
+    events.sort(key=lambda e: (e[0], e[1]))
+    solid: list[list[float]] = []
+    cov = 0
+    for x, d in events:
+        before = cov
+        cov += d
+        if before <= thr < cov:
+            solid.append([x, x])
+        elif cov <= thr < before and solid:
+            solid[-1][1] = x
+    if not solid and thr:
+        return columns(rows[:3], gap)  # every x covered by one row only: no gap is sure
+    cols: list[list[float]] = []
+    for a, b in solid:
+        if cols and a - cols[-1][1] < gap:
+            cols[-1][1] = max(cols[-1][1], b)
+        else:
+            cols.append([a, b])
+    return cols
+
+
+def assign_columns(line: list[Word], cols: list[list[float]], gap: float) -> list[int]:
+    """The column of each word of one text line (left to right): the column whose x range it
+    overlaps most; a word overlapping none (a header wider than its column, right-aligned over
+    numbers) goes with its neighbour on the line when closer than ``gap`` to it (the words of
+    one phrase stay together), else to the nearest column."""
+    if not cols:
+        return [0 for _ in line]
+    out: list[int | None] = []
+    for w in line:
+        over = [max(0.0, min(w[2], b) - max(w[0], a)) for a, b in cols]
+        out.append(max(range(len(cols)), key=lambda i: over[i]) if max(over) > 0 else None)
+    for _ in range(len(line)):
+        changed = False
+        for i, w in enumerate(line):
+            if out[i] is not None:
+                continue
+            gl = w[0] - line[i - 1][2] if i > 0 and out[i - 1] is not None else None
+            gr = line[i + 1][0] - w[2] if i + 1 < len(line) and out[i + 1] is not None else None
+            if gl is not None and gl < gap and (gr is None or gl <= gr):
+                out[i], changed = out[i - 1], True
+            elif gr is not None and gr < gap:
+                out[i], changed = out[i + 1], True
+        if not changed:
+            break
+    return [k if k is not None else min(range(len(cols)), key=lambda j: max(cols[j][0] - w[2], w[0] - cols[j][1]))
+            for k, w in zip(out, line, strict=True)]
 
 
 def _two_gap_kinds(gaps: list[float], size: float) -> float | None:

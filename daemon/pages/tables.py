@@ -42,9 +42,12 @@ from typing import Any
 
 from daemon.pages.tablerows import (
     Word,
+    assign_columns,
     body_under_header,
+    columns,
     header_over,
     join_wrapped,
+    reading_order,
     text_lines,
 )
 
@@ -95,9 +98,21 @@ class Grid:
 
 def merge_collinear(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
     """(pos, a, b) with a <= b along the line -> the same with segments on one line (pos within
-    ``tol``) joined where they overlap or leave a gap of at most ``tol``."""
+    ``tol``) joined where they overlap or leave a gap of at most ``tol``. Joined again until
+    nothing changes: a rule on a skewed scan is a staircase of runs that one pass leaves as two
+    or three overlapping chains (the generated scans' rules, 0.2-0.8 degrees)."""
+    out = sorted(segs)
+    for _ in range(8):
+        before = len(out)
+        out = sorted(_merge_pass(out, tol))
+        if len(out) == before:
+            break
+    return out
+
+
+def _merge_pass(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
     out: list[tuple[float, float, float]] = []
-    for pos, a, b in sorted(segs):
+    for pos, a, b in segs:
         merged = False
         for k in range(len(out) - 1, -1, -1):
             p2, a2, b2 = out[k]
@@ -241,8 +256,8 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
     rule-framed box is ``find_grids``' business, and a frame of one column is no table). Two
     rules alone further apart than ``max_two_rule_height`` are a page's header and footer rules
     (the Debian reference's table-of-contents pages came out as a table), not a table."""
-    hs = merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h
-                           if abs(s.x1 - s.x0) >= min_width], tol)
+    # pieces joined first: a rule drawn cell by cell, or a staircase of runs on a skewed scan
+    hs = [r for r in merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h], tol) if r[2] - r[1] >= min_width]
     groups: list[list[tuple[float, float, float]]] = []
     for rule in sorted(hs):
         for g in groups:
@@ -251,20 +266,34 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
                 break
         else:
             groups.append([rule])
-    out = []
+    # rules of one width a long way apart (a title box's and a table's) are two groups: cut
+    # where a gap is over three times the group's median gap
+    split: list[list[tuple[float, float, float]]] = []
     for g in groups:
+        g.sort()
+        gaps = sorted(b[0] - a[0] for a, b in zip(g, g[1:], strict=False))
+        if len(gaps) < 3:
+            split.append(g)
+            continue
+        cut = 3 * gaps[len(gaps) // 2]
+        split.append([g[0]])
+        for a, b in zip(g, g[1:], strict=False):
+            if b[0] - a[0] > cut:
+                split.append([])
+            split[-1].append(b)
+    out = []
+    for g in split:
         if len(g) < 2:
             continue
         x0, x1 = min(r[1] for r in g), max(r[2] for r in g)
         y0, y1 = min(r[0] for r in g), max(r[0] for r in g)
         if len(g) == 2 and y1 - y0 > max_two_rule_height:
             continue
-        # a vertical rule is at least half as long as the closest two rules are apart (shorter
-        # verticals are letter strokes on a page image)
-        ys = sorted(r[0] for r in g)
-        min_gap = min(b - a for a, b in zip(ys, ys[1:], strict=False))
+        # a vertical rule of the region runs along half its height at least: shorter verticals
+        # are letter strokes on a page image or the edges of pictures in the cells (the flags
+        # of a country ranking)
         if any(x0 - tol <= s.x0 <= x1 + tol and min(s.y0, s.y1) <= y1 and max(s.y0, s.y1) >= y0
-               and abs(s.y1 - s.y0) >= max(2 * tol, 0.5 * min_gap) for s in v):
+               and abs(s.y1 - s.y0) >= max(2 * tol, 0.5 * (y1 - y0)) for s in v):
             continue
         out.append((x0, y0, x1, y1))
     return out
@@ -280,48 +309,45 @@ def text_grid(words: list[Word], region: tuple[float, float, float, float],
               rules: list[float] | None = None) -> Grid | None:
     """A table from the words inside ``region``: rows are the text lines (or, when ``rules``
     (the y of the region's horizontal rules) make at least 3 bands, the bands between them, so
-    a cell may hold several lines), columns the x ranges that words cover with gaps of at least
-    ``MIN_COLUMN_GAP`` font sizes between them. None unless it has >= 2 rows and >= 2 columns
-    and every column holds text in at least half of the rows (a paragraph between two rules is
-    not a table)."""
+    a cell may hold several lines), columns the x ranges that the words of two rows or more
+    cover with gaps of at least ``MIN_COLUMN_GAP`` font sizes between them
+    (``tablerows.columns``). None unless it has >= 2 rows and >= 2 columns and every column holds
+    text in a fifth of the rows (a paragraph between two rules is not a table)."""
     x0, y0, x1, y1 = region
     inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1]
     if len(inside) < 4:
         return None
     size = sorted(w[5] for w in inside)[len(inside) // 2]
     bands = sorted(rules or [])
-    spans = sorted((w[0], w[2]) for w in inside)
-    cols: list[list[float]] = []
-    for a, b in spans:
-        if cols and a - cols[-1][1] < MIN_COLUMN_GAP * size:
-            cols[-1][1] = max(cols[-1][1], b)
-        else:
-            cols.append([a, b])
     rows: list[list[Word]] = []
     if len(bands) >= 4 and size > 0:
         for a, b in zip(bands, bands[1:], strict=False):
-            band = sorted((w for w in inside if a <= (w[1] + w[3]) / 2 < b), key=lambda w: (round(w[1] / size), w[0]))
+            band = [w for w in inside if a <= (w[1] + w[3]) / 2 < b]
             if band:
                 rows.append(band)
+        cols = columns(rows, MIN_COLUMN_GAP * size)
     else:
+        lines = text_lines(inside, size)
+        cols = columns(lines, MIN_COLUMN_GAP * size)
         # rows: text lines; the lines of a cell wrapped over several lines stay one row
-        rows = join_wrapped(text_lines(inside, size), size, len(cols), lambda w: _col_of(cols, w))
-        rows = [sorted(r, key=lambda w: (round((w[1] + w[3]) / 2 / size) if size > 0 else 0, w[0])) for r in rows]
+        rows = join_wrapped(lines, size, len(cols), lambda w: _col_of(cols, w))
     if len(rows) < 2 or len(cols) < 2:
         return None
     grid_rows: list[list[str]] = []
     for row in rows:
         cells = ["" for _ in cols]
-        for w in row:  # in reading order: lines top to bottom, words left to right
-            k = _col_of(cols, w)
-            cells[k] = (cells[k] + " " + w[4]).strip()
+        for line in text_lines(row, size):  # lines top to bottom, words left to right
+            for w, k in zip(line, assign_columns(line, cols, MIN_COLUMN_GAP * size), strict=True):
+                cells[k] = (cells[k] + " " + w[4]).strip()
         grid_rows.append(cells)
     filled_rows = sum(1 for r in grid_rows if sum(1 for c in r if c) >= 2)
     # every column holds text in a fifth of the rows, two at least (a bank statement's credit
     # column is sparse; a paragraph between two rules makes one column)
     if filled_rows < 2 or any(sum(1 for r in grid_rows if r[k]) < max(2, len(grid_rows) / 5) for k in range(len(cols))):
         return None
-    xs = [cols[0][0]] + [(cols[k][1] + cols[k + 1][0]) / 2 for k in range(len(cols) - 1)] + [cols[-1][1]]
+    # the outer edges hold every word (a header wider than its column's values included)
+    xs = ([min(cols[0][0], min(w[0] for w in inside))] + [(cols[k][1] + cols[k + 1][0]) / 2 for k in range(len(cols) - 1)]
+          + [max(cols[-1][1], max(w[2] for w in inside))])
     tops = [min(w[1] for w in r) for r in rows]
     bottoms = [max(w[3] for w in r) for r in rows]
     ys = [y0] + [(bottoms[k] + tops[k + 1]) / 2 for k in range(len(rows) - 1)] + [y1]
@@ -397,6 +423,8 @@ def header_body(g: Grid, words: list[Word]) -> Grid | None:
 
 # The finder of tables without any rule lives in ``daemon.pages.unruled``; its names are still
 # reachable here (``tables.unruled_grids``), where the scan path and the tests look them up.
+__all__ = ["Grid", "GridCell", "Seg", "Word", "find_grids", "header_body", "merge_collinear", "reading_order",
+           "region_rules", "rule_regions", "rules_table", "text_grid"]
 _UNRULED = ("MIN_UNRULED_ROWS", "MIN_UNRULED_COLS", "MAX_UNRULED_CELL_WORDS", "MAX_UNRULED_ROW_GAP",
             "MIN_HEADERLESS_ROWS", "not_a_table", "unruled_grids")
 

@@ -2,7 +2,9 @@
 """The table libraries people use, run on the truth set's files; started by run.py with the bench
 venv's Python (they are no dependencies of the daemon: see README.md for the venv).
 
-    BENCH_PYTHON bench/tables/libs.py JOBS.json OUT.jsonl
+    BENCH_PYTHON bench/tables/libs.py JOBS.json OUT.jsonl [READERS]
+
+OUT.jsonl is appended to when it holds rows already (a run cut short goes on where it stopped).
 
 JOBS.json: a list of {"id", "path", "pages": [1-based], "form": "pdf" | "scan", "lang"}. Each
 reader writes one JSON line per document: {"id", "reader", "seconds", "error", "tables":
@@ -118,13 +120,21 @@ def versions() -> dict[str, str]:
 
 def main() -> int:
     warnings.simplefilter("ignore")
-    jobs = json.load(open(sys.argv[1], encoding="utf-8"))
+    with open(sys.argv[1], encoding="utf-8") as f:
+        jobs = json.load(f)
     only = set(sys.argv[3].split(",")) if len(sys.argv) > 3 and sys.argv[3] else None
-    with open(sys.argv[2], "w", encoding="utf-8") as out:
-        out.write(json.dumps({"versions": versions()}) + "\n")
+    done: set[tuple[str, str]] = set()
+    try:  # rows of an earlier, interrupted run of the same jobs are kept and not run again
+        with open(sys.argv[2], encoding="utf-8") as f:
+            done = {(r["id"], r["reader"]) for r in map(json.loads, f.read().splitlines()[1:]) if r}
+    except (OSError, ValueError, KeyError):
+        done = set()
+    with open(sys.argv[2], "a" if done else "w", encoding="utf-8") as out:
+        if not done:
+            out.write(json.dumps({"versions": versions()}) + "\n")
         for job in jobs:
             for name, fn in READERS[job["form"]].items():
-                if only and name not in only:
+                if (only and name not in only) or (job["id"], name) in done:
                     continue
                 t0 = time.perf_counter()
                 try:

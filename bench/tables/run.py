@@ -17,7 +17,11 @@ ruled / unruled, scanned ruled / unruled) the mean cell F1 over the category's t
 matches, and the false-positive tables on pages whose labels are complete. The JSONL holds one
 metadata line and one line per (document, reader) with the tables read and their scores; next to
 it ``.summary.json`` and ``.summary.md``. ``--rescore`` rebuilds the scores and summaries from the
-tables stored in a JSONL file.
+tables stored in a JSONL file. Rows are kept in ``<out>.daemon-partial.jsonl`` and
+``<out>.libs-partial.jsonl`` as they are done, so that a run killed from outside (the shared
+machine killed long runs twice) goes on where it stopped when started again with the same
+arguments; they are removed when the run is complete. A daemon call killed by SIGKILL is run
+again (twice at most).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,9 +69,19 @@ def form_of(doc: dict) -> str:
     return "pdf" if doc["tables"][0]["category"].startswith("born") else "scan"
 
 
-def run_daemon(docs: list[dict], repo: Path, timeout: float, log) -> list[dict]:
+def run_daemon(docs: list[dict], repo: Path, timeout: float, log, partial: Path | None = None) -> list[dict]:
+    """The daemon's rows; each also appended to ``partial`` as it is done, and the documents
+    already there are not run again (a run cut short goes on where it stopped)."""
     ev = _evaluate_module()
-    cmd0 = [str(repo / ".venv" / "bin" / "ocr-daemon")]
+    done: dict[str, dict] = {}
+    if partial is not None and partial.exists():
+        for line in partial.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                done[r["id"]] = r
+    # ``python -m daemon``, the same entry point as the ``ocr-daemon`` script: processes named
+    # ocr-daemon were being SIGKILLed from outside on the shared machine during these runs
+    cmd0 = [str(repo / ".venv" / "bin" / "python"), "-m", "daemon"]
     env = dict(os.environ)
     env.setdefault("OMP_THREAD_LIMIT", "1")
     rows = []
@@ -74,12 +89,21 @@ def run_daemon(docs: list[dict], repo: Path, timeout: float, log) -> list[dict]:
         tmp = Path(t)
         rules = ev.make_rules(repo, tmp, formats=["csv", "json"])
         for d in docs:
+            if d["id"] in done:
+                rows.append(done[d["id"]])
+                continue
             src = ROOT / d["file"]
             stem = d["id"]
             dst = tmp / "inbox" / f"{stem}{src.suffix}"
             shutil.copyfile(src, dst)
-            rc, out, secs, timed_out = ev.run_once([*cmd0, "once", str(dst), "--config", str(rules), "--engine", "tesseract"],
-                                                   env, timeout)
+            for attempt in range(3):
+                rc, out, secs, timed_out = ev.run_once([*cmd0, "once", str(dst), "--config", str(rules), "--engine",
+                                                        "tesseract"], env, timeout)
+                if rc != -signal.SIGKILL or timed_out:
+                    break
+                # killed from outside (the shared machine's memory or another user's cleanup):
+                # the call is run again rather than scored as no table
+                log(f"{d['id']} daemon: killed (rc {rc}) after {secs:.1f} s, attempt {attempt + 1}; again")
             _, csvs = ev.find_outputs(tmp, stem)
             tables = []
             for p in csvs:
@@ -90,14 +114,19 @@ def run_daemon(docs: list[dict], repo: Path, timeout: float, log) -> list[dict]:
             rows.append({"id": d["id"], "reader": "daemon", "seconds": round(secs, 2), "error": error,
                          "tables": [{"page": t["page"], "rows": t["rows"]} for t in tables]})
             log(f"{d['id']} daemon: {len(tables)} table(s), {secs:.1f} s" + (f" ({error[:80]})" if error else ""))
+            if partial is not None:
+                with open(partial, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(rows[-1], ensure_ascii=False) + "\n")
     return rows
 
 
-def run_libs(docs: list[dict], python: str, readers: set[str] | None, log) -> tuple[list[dict], dict]:
+def run_libs(docs: list[dict], python: str, readers: set[str] | None, log, of: Path) -> tuple[list[dict], dict]:
+    """The libraries' rows (``libs.py`` writes them to ``of`` as they are done; a run cut short
+    goes on where it stopped)."""
     jobs = [{"id": d["id"], "path": str(ROOT / d["file"]), "pages": sorted({t["page"] for t in d["tables"]}),
              "form": form_of(d), "lang": d["language"]} for d in docs]
     with tempfile.TemporaryDirectory(prefix="tables-libs-") as t:
-        jf, of = Path(t) / "jobs.json", Path(t) / "out.jsonl"
+        jf = Path(t) / "jobs.json"
         jf.write_text(json.dumps(jobs), encoding="utf-8")
         env = dict(os.environ)
         env.setdefault("OMP_THREAD_LIMIT", "1")
@@ -210,10 +239,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--rescore", type=Path, help="re-score the tables stored in this JSONL file")
+    ap.add_argument("--commit", help="the daemon's commit to record (default: git rev-parse in --repo)")
+    ap.add_argument("--merge", type=Path, nargs="*", default=[],
+                    help="with --rescore: add the (document, reader) rows of these JSONL files (readers not already there)")
+    ap.add_argument("--replace", action="store_true", help="with --merge: replace rows of the same (document, reader)")
     args = ap.parse_args(argv)
     if args.rescore:
         lines = [json.loads(x) for x in args.rescore.read_text(encoding="utf-8").splitlines() if x.strip()]
         meta, rows = lines[0], lines[1:]
+        have = {r["reader"] for r in rows}
+        for extra in args.merge:
+            more = [json.loads(x) for x in extra.read_text(encoding="utf-8").splitlines() if x.strip()]
+            if args.replace:  # rows of the same (document, reader) are replaced (a document run again)
+                again = {(r["id"], r["reader"]) for r in more[1:]}
+                rows = [r for r in rows if (r["id"], r["reader"]) not in again] + more[1:]
+                continue
+            rows += [r for r in more[1:] if r["reader"] not in have]
+            meta.setdefault("merged", []).append({"file": extra.name, **{k: more[0].get(k) for k in ("commit", "versions")}})
+            if not meta.get("versions"):
+                meta["versions"] = more[0].get("versions", {})
         docs = load_truth("all", {r["id"] for r in rows})
         write_all(args.rescore, meta, docs, rows)
         print(Path(f"{args.rescore.with_suffix('')}.summary.md").read_text(encoding="utf-8"))
@@ -229,24 +273,29 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     rows: list[dict] = []
     if readers is None or "daemon" in readers:
-        rows += run_daemon(docs, args.repo.resolve(), args.timeout, log)
+        rows += run_daemon(docs, args.repo.resolve(), args.timeout, log, Path(f"{args.out.with_suffix('')}.daemon-partial.jsonl"))
     lib_readers = None if readers is None else readers - {"daemon"}
     versions: dict = {}
     if lib_readers is None or lib_readers:
-        lib_rows, versions = run_libs(docs, args.bench_python, lib_readers, log)
+        lib_rows, versions = run_libs(docs, args.bench_python, lib_readers, log,
+                                      Path(f"{args.out.with_suffix('')}.libs-partial.jsonl"))
         rows += lib_rows
     try:
+        if args.commit:
+            raise OSError
         commit = subprocess.run(["git", "-C", str(args.repo), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
         dirty = bool(subprocess.run(["git", "-C", str(args.repo), "status", "--porcelain", "daemon"], capture_output=True,
                                     text=True).stdout.strip())
     except OSError:
-        commit, dirty = "?", False
-    meta = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "split": args.split,
+        commit, dirty = args.commit or "?", False
+    meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "split": args.split,
             "commit": commit + ("+dirty" if dirty else ""), "machine": f"{platform.node()} nproc={os.cpu_count()}",
             "versions": versions, "documents": len(docs), "tables": sum(len(d["tables"]) for d in docs),
             "wall_seconds": round(time.time() - t0), "command": " ".join(sys.argv)}
     write_all(args.out, meta, docs, rows)
+    for part in ("daemon-partial", "libs-partial"):  # the run is complete: its rows are in --out
+        Path(f"{args.out.with_suffix('')}.{part}.jsonl").unlink(missing_ok=True)
     print(Path(f"{args.out.with_suffix('')}.summary.md").read_text(encoding="utf-8"))
     return 0
 

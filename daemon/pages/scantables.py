@@ -7,21 +7,28 @@ Contract:
   (a scanned ruled table's lines), in pixels, numpy only; long against the page's size and
   against its strokes' thickness (``stroke_width``), so the letters of one line of text scaled
   up to the page size are no rules.
-- ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns) and
+- ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns:
+  thin rules, light grey or dark, ``daemon.pages.scanrules``, then dark runs where no such grid
+  is) and
   ``find_image_rule_regions(gray, grids) -> list[RuleRegion]`` (regions between long thin
-  horizontal rules, light grey ones too, with no vertical rule): cheap (~10 ms CPU per 1540 px
-  page, bench/RESULTS.md), no OCR; the engine runs them on every page it reads.
+  horizontal rules, light grey and skewed ones too, with no vertical rule along half their
+  height, and no grid over a quarter of their area): cheap (~10 ms CPU per 1540 px page for
+  the dark rules, bench/RESULTS.md; the light ones add ~50-100 ms, "Tables" there), no OCR;
+  the engine runs them on every page it reads.
 - ``find_unruled_tables(layout, taken) -> list[Grid]``: tables with no rules at all (an
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
   outside the boxes ``taken`` by ruled tables: at least ``tables.MIN_UNRULED_ROWS`` consecutive text
   rows of at least ``tables.MIN_UNRULED_COLS`` cells that line up in columns (``tables.text_grid``),
-  with short cells (three columns of prose have long ones), and not code, formulas, a list or
-  a table of contents: ``tables.unruled_grids``, which the text layer's words go through too.
+  with short cells (three columns of prose have long ones), and not code, formulas, a list, a
+  table of contents or a short block without a header (an address block):
+  ``unruled.unruled_grids``, which the text layer's words go through too.
   Filled grids (cell texts set).
 - ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
-  API: a region becomes a table when its words line up in columns (``tables.text_grid``), ruled
-  tables are read cell by cell (a grid whose cells read below ``MIN_GRID_CONF`` is dropped:
-  lines of a picture, not a table), the text outside the tables in bands between them; inline
+  API, its rules painted over first (``scanrules.erase_rules``): a region becomes a table when
+  its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
+  grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
+  is one with text in one row or one column only: a title band), the text outside the tables
+  in bands between them; inline
   Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
   parser reads them), or None when no table was found after all.
 
@@ -39,6 +46,7 @@ import numpy as np
 
 from daemon.models import PageLayout
 from daemon.pages.tables import (
+    SPECK,
     Grid,
     GridCell,
     Seg,
@@ -133,12 +141,17 @@ def find_image_grids(gray: Any) -> list[Grid]:
     """Ruled tables on a page image (pixels): dark rules, then light ones (``scanrules``)."""
     from daemon.pages.scanrules import light_grids
 
+    # thin rules, light grey or dark, chained across a skewed scan's staircase (an invoice's
+    # grey item table was lost, a skewed dark grid got sliver rows: issue 26); then grids of
+    # the dark runs where there is none (rules thicker than a thin rule)
+    grids = light_grids(gray, [])
     h, v = image_segments(gray)
     # one row of boxes on a page image is a form field or a frame around a title (three such
     # "tables" of one row on a scanned web page in the tune set), not a table
-    grids = [g for g in find_grids(h, v, tol=4.0) if g.n_rows >= 2] if len(h) >= 2 and len(v) >= 2 else []
-    # then grids of light grey rules where no dark grid is (an invoice's item table: issue 26)
-    return grids + light_grids(gray, [g.bbox for g in grids])
+    if len(h) >= 2 and len(v) >= 2:
+        grids += [g for g in find_grids(h, v, tol=4.0)
+                  if g.n_rows >= 2 and not any(_overlaps(g.bbox, t.bbox) for t in grids)]
+    return grids
 
 
 @dataclass
@@ -249,7 +262,8 @@ def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, he
         return "", 0.0
     api.SetPageSegMode(PSM.SINGLE_BLOCK)
     api.SetRectangle(x0, y0, x1 - x0, y1 - y0)
-    txt = " ".join(str(api.GetUTF8Text()).split())
+    # marks alone ("|", ":", "~") are what Tesseract reads from a rule's remains or a speck
+    txt = " ".join(t for t in str(api.GetUTF8Text()).split() if not SPECK.match(t))
     return txt, (float(api.MeanTextConf()) if txt else 0.0)
 
 

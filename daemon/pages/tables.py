@@ -37,6 +37,7 @@ rule (whitespace only) from the words alone (``unruled_grids``).
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,6 +300,11 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
     return out
 
 
+#: A "word" of one or two marks that no cell holds alone: what Tesseract reads from a speck or a
+#: rule's remains (~ _ : | ' "); dashes, %, currency signs, * and bullets are cells' contents.
+SPECK = re.compile(r"^(?:[^\w\-–—%*•/+=#$€£¥&()]|_){1,2}$")
+
+
 def _col_of(cols: list[list[float]], w: Word) -> int:
     """The column (x range) a word's centre lies in (the nearest one for a word between them)."""
     cx = (w[0] + w[2]) / 2
@@ -314,7 +320,8 @@ def text_grid(words: list[Word], region: tuple[float, float, float, float],
     (``tablerows.columns``). None unless it has >= 2 rows and >= 2 columns and every column holds
     text in a fifth of the rows (a paragraph between two rules is not a table)."""
     x0, y0, x1, y1 = region
-    inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1]
+    inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1
+              and not SPECK.match(w[4])]
     if len(inside) < 4:
         return None
     size = sorted(w[5] for w in inside)[len(inside) // 2]
@@ -423,7 +430,7 @@ def header_body(g: Grid, words: list[Word]) -> Grid | None:
 
 # The finder of tables without any rule lives in ``daemon.pages.unruled``; its names are still
 # reachable here (``tables.unruled_grids``), where the scan path and the tests look them up.
-__all__ = ["Grid", "GridCell", "Seg", "Word", "find_grids", "header_body", "merge_collinear", "reading_order",
+__all__ = ["SPECK", "Grid", "GridCell", "Seg", "Word", "find_grids", "header_body", "merge_collinear", "reading_order",
            "region_rules", "rule_regions", "rules_table", "text_grid"]
 _UNRULED = ("MIN_UNRULED_ROWS", "MIN_UNRULED_COLS", "MAX_UNRULED_CELL_WORDS", "MAX_UNRULED_ROW_GAP",
             "MIN_HEADERLESS_ROWS", "not_a_table", "unruled_grids")

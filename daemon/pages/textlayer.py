@@ -13,10 +13,13 @@ Contract:
   calling process (a worker reads a document's pages in a row), used under a lock.
 - ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
   when the layer is used, its text blocks (lines of styled spans) and tables: ruled ones from
-  the vector rules (``tables.find_grids``), ones with horizontal rules only (``rule_regions`` +
-  ``text_grid``) and ones without any rule from the words of the layer's horizontal lines
-  (``tables.unruled_grids``, the function the Tesseract engine uses on scans); no table search
-  on a page of more than ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
+  the vector rules (``tables.find_grids``; a grid of one row is a header band joined to the
+  unruled rows under it, ``tables.header_body``, or no table: a title band; a grid with text
+  in one column is a frame), ones with horizontal rules only (``rule_regions`` +
+  ``rules_table``: rows between the rules, the header above the first rule) and ones without
+  any rule from the words of the layer's horizontal lines (``unruled.unruled_grids``, the
+  function the Tesseract engine uses on scans); no table search on a page of more than
+  ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
   both the verdict and the extraction.
 
 The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md

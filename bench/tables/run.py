@@ -84,6 +84,7 @@ def run_daemon(docs: list[dict], repo: Path, timeout: float, log, partial: Path 
     cmd0 = [str(repo / ".venv" / "bin" / "python"), "-m", "daemon"]
     env = dict(os.environ)
     env.setdefault("OMP_THREAD_LIMIT", "1")
+    env["PYTHONSAFEPATH"] = "1"  # ``-m daemon`` imports --repo's installed daemon, not the one in the cwd
     rows = []
     with tempfile.TemporaryDirectory(prefix="tables-bench-") as t:
         tmp = Path(t)
@@ -191,10 +192,17 @@ def summarise(docs: list[dict], rows: list[dict]) -> dict:
     return out
 
 
-def summary_md(summary: dict, meta: dict) -> str:
+def summary_md(summary: dict, meta: dict, by_split: dict[str, dict] | None = None) -> str:
     lines = [f"# Table benchmark, split `{meta['split']}` ({meta['date']})", "",
-             f"Daemon commit {meta.get('commit', '?')}; libraries {json.dumps(meta.get('versions', {}))}.", "",
-             "Cell F1 (mean over the category's tables) / exact tables / false-positive tables / seconds:", ""]
+             f"Daemon commit {meta.get('commit', '?')}; libraries {json.dumps(meta.get('versions', {}))}.", ""]
+    lines += _summary_table(summary)
+    for split, sub in (by_split or {}).items():
+        lines += ["", f"## Split `{split}`", ""] + _summary_table(sub)
+    return "\n".join(lines) + "\n"
+
+
+def _summary_table(summary: dict) -> list[str]:
+    lines = ["Cell F1 (mean over the category's tables) / exact tables / false-positive tables / seconds:", ""]
     readers = sorted(summary, key=lambda r: (r != "daemon", r))
     lines.append("| reader | " + " | ".join(CATEGORIES) + " |")
     lines.append("|---|" + "---|" * len(CATEGORIES))
@@ -212,21 +220,24 @@ def summary_md(summary: dict, meta: dict) -> str:
         f1, ex, best = max(libs)
         d = summary.get("daemon", {}).get(c)
         lines.append(f"- {c}: {best} {f1:.3f} ({ex} exact)" + (f"; daemon {d['cell_f1']:.3f} ({d['exact']} exact)" if d else ""))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write_all(out: Path, meta: dict, docs: list[dict], rows: list[dict]) -> None:
     rows = score_rows(docs, rows)
     summary = summarise(docs, rows)
+    splits = sorted({d["split"] for d in docs})
+    by_split = {sp: summarise([d for d in docs if d["split"] == sp], [r for r in rows if r["id"] in
+                              {d["id"] for d in docs if d["split"] == sp}]) for sp in splits} if len(splits) > 1 else {}
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
         f.write(json.dumps(meta, ensure_ascii=False) + "\n")
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     stem = out.with_suffix("")
-    Path(f"{stem}.summary.json").write_text(json.dumps({"meta": meta, "summary": summary}, indent=1, ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
-    Path(f"{stem}.summary.md").write_text(summary_md(summary, meta), encoding="utf-8")
+    Path(f"{stem}.summary.json").write_text(json.dumps({"meta": meta, "summary": summary, "by_split": by_split}, indent=1,
+                                                       ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(f"{stem}.summary.md").write_text(summary_md(summary, meta, by_split), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,21 +7,28 @@ Contract:
   (a scanned ruled table's lines), in pixels, numpy only; long against the page's size and
   against its strokes' thickness (``stroke_width``), so the letters of one line of text scaled
   up to the page size are no rules.
-- ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns) and
+- ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns:
+  thin rules, light grey or dark, ``daemon.pages.scanrules``, then dark runs where no such grid
+  is) and
   ``find_image_rule_regions(gray, grids) -> list[RuleRegion]`` (regions between long thin
-  horizontal rules, light grey ones too, with no vertical rule): cheap (~10 ms CPU per 1540 px
-  page, bench/RESULTS.md), no OCR; the engine runs them on every page it reads.
+  horizontal rules, light grey and skewed ones too, with no vertical rule along half their
+  height, and no grid over a quarter of their area): cheap (~10 ms CPU per 1540 px page for
+  the dark rules, bench/RESULTS.md; the light ones add ~50-100 ms, "Tables" there), no OCR;
+  the engine runs them on every page it reads.
 - ``find_unruled_tables(layout, taken) -> list[Grid]``: tables with no rules at all (an
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
   outside the boxes ``taken`` by ruled tables: at least ``tables.MIN_UNRULED_ROWS`` consecutive text
   rows of at least ``tables.MIN_UNRULED_COLS`` cells that line up in columns (``tables.text_grid``),
-  with short cells (three columns of prose have long ones), and not code, formulas, a list or
-  a table of contents: ``tables.unruled_grids``, which the text layer's words go through too.
+  with short cells (three columns of prose have long ones), and not code, formulas, a list, a
+  table of contents or a short block without a header (an address block):
+  ``unruled.unruled_grids``, which the text layer's words go through too.
   Filled grids (cell texts set).
 - ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
-  API: a region becomes a table when its words line up in columns (``tables.text_grid``), ruled
-  tables are read cell by cell (a grid whose cells read below ``MIN_GRID_CONF`` is dropped:
-  lines of a picture, not a table), the text outside the tables in bands between them; inline
+  API, its rules painted over first (``scanrules.erase_rules``): a region becomes a table when
+  its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
+  grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
+  is one with text in one row or one column only: a title band), the text outside the tables
+  in bands between them; inline
   Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
   parser reads them), or None when no table was found after all.
 
@@ -39,12 +46,14 @@ import numpy as np
 
 from daemon.models import PageLayout
 from daemon.pages.tables import (
+    SPECK,
     Grid,
     GridCell,
     Seg,
     Word,
     find_grids,
     merge_collinear,
+    reading_order,
     rule_regions,
     text_grid,
     unruled_grids,
@@ -129,13 +138,20 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
 
 
 def find_image_grids(gray: Any) -> list[Grid]:
-    """Ruled tables on a page image (pixels)."""
+    """Ruled tables on a page image (pixels): dark rules, then light ones (``scanrules``)."""
+    from daemon.pages.scanrules import light_grids
+
+    # thin rules, light grey or dark, chained across a skewed scan's staircase (an invoice's
+    # grey item table was lost, a skewed dark grid got sliver rows: issue 26); then grids of
+    # the dark runs where there is none (rules thicker than a thin rule)
+    grids = light_grids(gray, [])
     h, v = image_segments(gray)
-    if len(h) < 2 or len(v) < 2:
-        return []
     # one row of boxes on a page image is a form field or a frame around a title (three such
     # "tables" of one row on a scanned web page in the tune set), not a table
-    return [g for g in find_grids(h, v, tol=4.0) if g.n_rows >= 2]
+    if len(h) >= 2 and len(v) >= 2:
+        grids += [g for g in find_grids(h, v, tol=4.0)
+                  if g.n_rows >= 2 and not any(_overlaps(g.bbox, t.bbox) for t in grids)]
+    return grids
 
 
 @dataclass
@@ -159,31 +175,30 @@ def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
     a = np.asarray(gray)
     if a.ndim != 2 or a.size == 0:
         return []
+    from daemon.pages.scanrules import light_segments
+
     hgt, wid = a.shape
-    runs = _runs(a < RULE_GRAY, max(40, wid // 4))
-    if len(runs) < 2:
+    # thin light or dark runs, joined below into rules: a rule on a skewed scan is a staircase
+    # of runs, none a quarter of the page long (the generated scans' grey row rules were lost)
+    thin, _ = light_segments(a)
+    if len(thin) < 2:
         return []
-    # group runs into rules: same extent (ends within 6 px), rows at most 2 px apart
-    rules: list[list[int]] = []  # [y0, y1, x0, x1]
-    for r, s0, e0 in sorted(runs):
-        for rule in rules:
-            if r - rule[1] <= 2 and abs(s0 - rule[2]) <= 6 and abs(e0 - rule[3]) <= 6:
-                rule[1] = r
-                break
-        else:
-            rules.append([r, r, s0, e0])
-    thin = [Seg(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2) for y0, y1, x0, x1 in rules if y1 - y0 < MAX_RULE_THICKNESS]
     _, v = image_segments(gray)
     # The rules as ``rule_regions`` joins them: one drawn in pieces a few px apart (each cell's
     # own border, a scanned line with a break) spans the region only once joined.
     joined = merge_collinear([(s.y0, s.x0, s.x1) for s in thin], tol=4.0)
     out = []
     for box in rule_regions(thin, v, tol=4.0, min_width=wid / 4, max_two_rule_height=0.4 * hgt):
-        if any(_overlaps(box, g.bbox) for g in grids):
+        # a small grid inside (the lines of a picture in a cell) leaves the region a table
+        if any(_overlaps(box, g.bbox) and _area(g.bbox) > 0.25 * _area(box) for g in grids):
             continue
         ys = sorted(y for y, x0, x1 in joined if box[1] - 1 <= y <= box[3] + 1 and x0 <= box[0] + 12 and x1 >= box[2] - 12)
         out.append(RuleRegion(box, ys))
     return out
+
+
+def _area(b: tuple[float, float, float, float]) -> float:
+    return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
 
 
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -221,7 +236,7 @@ def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
     band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
     head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
     cols = ["" for _ in range(g.n_cols)]
-    for w in sorted(head, key=lambda w: (round(w[1] / max(1.0, w[5])), w[0])):
+    for w in reading_order(head, sorted(w[5] for w in head)[len(head) // 2] if head else 1.0):
         # the outer edges are open (a header wider than its column's values); an inner one is not
         k = next((k for k in range(g.n_cols) if (k == 0 or g.xs[k] <= w[0])
                   and (k == g.n_cols - 1 or w[2] <= g.xs[k + 1])), None)
@@ -247,7 +262,8 @@ def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, he
         return "", 0.0
     api.SetPageSegMode(PSM.SINGLE_BLOCK)
     api.SetRectangle(x0, y0, x1 - x0, y1 - y0)
-    txt = " ".join(str(api.GetUTF8Text()).split())
+    # marks alone ("|", ":", "~") are what Tesseract reads from a rule's remains or a speck
+    txt = " ".join(t for t in str(api.GetUTF8Text()).split() if not SPECK.match(t))
     return txt, (float(api.MeanTextConf()) if txt else 0.0)
 
 
@@ -285,8 +301,10 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
     from tesserocr import PSM
 
     from daemon.document.lines import plain_paragraphs
+    from daemon.pages.scanrules import erase_rules
 
     img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
+    img = erase_rules(img.convert("L") if img.mode != "L" else img)  # rules confuse Tesseract's layout
     w, h = img.size
     grids = list(grids)
     try:
@@ -306,7 +324,9 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
         for g in grids:
             conf = 100.0 if g.filled else _read_cells(api, img, g)
             log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f", g.n_rows, g.n_cols, g.bbox, conf)
-            if conf >= MIN_GRID_CONF:
+            # text in one row or one column only: a title band drawn as boxes, a frame (issue 26)
+            texts = [c for c in g.cells if c.text]
+            if conf >= MIN_GRID_CONF and len({c.row for c in texts}) >= 2 and len({c.col for c in texts}) >= 2:
                 kept.append(g)
     finally:
         api.SetPageSegMode(PSM.AUTO)

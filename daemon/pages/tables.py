@@ -8,17 +8,20 @@ Contract:
   not a table). Slots not separated by a rule are merged into one cell (row/column spans) when the
   merged slots form a rectangle. Pure geometry, no I/O, never raises.
 - ``rule_regions(h, v, ...)`` and ``text_grid(words, region, rules)``: tables drawn with
-  horizontal rules only, their columns from the words' x-gaps.
+  horizontal rules only, their columns from the words' x-gaps (rows: the bands between the rules
+  when there are three or more, else the text lines, a wrapped cell's lines joined:
+  ``tablerows.join_wrapped``). ``region_rules`` gives a region's rules and ``rules_table`` makes
+  its table, with the header line above the first rule when rules run under every row only.
+- ``header_body(grid, words)``: a ruled grid of one row (a header drawn as boxes or a filled
+  band) joined with the unruled rows under it; None for a title band (one cell of text) or when
+  no body follows. A one-row grid alone is no table.
 - ``merge_collinear(segs, tol)``: (position, start, end) segments on one line joined where they
   overlap or leave a gap of at most ``tol`` (a rule drawn in pieces is one rule); what
   ``find_grids`` and ``rule_regions`` see, for callers that need the same rules.
-- ``unruled_grids(words, taken) -> list[Grid]``: tables without any rule among a page's words
-  (any units; a word's font size in its tuple), outside the boxes ``taken``: at least
-  ``MIN_UNRULED_ROWS`` consecutive rows of at least ``MIN_UNRULED_COLS`` cells that line up in
-  columns (``text_grid``), short cells, rows close together, and not code, formulas, a list,
-  a type sample or a table of contents (``not_a_table``). One function for both paths: scans
-  (Tesseract's word boxes, ``scantables.find_unruled_tables``) and born-digital pages (the text
-  layer's words, ``textlayer.read_layer``). Filled grids. Pure geometry, never raises.
+- ``unruled_grids``, ``not_a_table`` and their limits (``MIN_UNRULED_ROWS`` ...): tables without
+  any rule, in ``daemon.pages.unruled`` (still reachable under this module's name). One function
+  for both paths: scans (Tesseract's word boxes, ``scantables.find_unruled_tables``) and
+  born-digital pages (the text layer's words, ``textlayer.read_layer``).
 - Page images (scans) use these through ``daemon.pages.scantables``.
 
 Why our own line finder instead of PyMuPDF's ``find_tables()`` or img2table: ``find_tables``
@@ -36,6 +39,18 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.pages.tablerows import (
+    Word,
+    assign_columns,
+    body_under_header,
+    columns,
+    header_over,
+    join_wrapped,
+    reading_order,
+    text_lines,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +99,21 @@ class Grid:
 
 def merge_collinear(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
     """(pos, a, b) with a <= b along the line -> the same with segments on one line (pos within
-    ``tol``) joined where they overlap or leave a gap of at most ``tol``."""
+    ``tol``) joined where they overlap or leave a gap of at most ``tol``. Joined again until
+    nothing changes: a rule on a skewed scan is a staircase of runs that one pass leaves as two
+    or three overlapping chains (the generated scans' rules, 0.2-0.8 degrees)."""
+    out = sorted(segs)
+    for _ in range(8):
+        before = len(out)
+        out = sorted(_merge_pass(out, tol))
+        if len(out) == before:
+            break
+    return out
+
+
+def _merge_pass(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:
     out: list[tuple[float, float, float]] = []
-    for pos, a, b in sorted(segs):
+    for pos, a, b in segs:
         merged = False
         for k in range(len(out) - 1, -1, -1):
             p2, a2, b2 = out[k]
@@ -230,8 +257,8 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
     rule-framed box is ``find_grids``' business, and a frame of one column is no table). Two
     rules alone further apart than ``max_two_rule_height`` are a page's header and footer rules
     (the Debian reference's table-of-contents pages came out as a table), not a table."""
-    hs = merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h
-                           if abs(s.x1 - s.x0) >= min_width], tol)
+    # pieces joined first: a rule drawn cell by cell, or a staircase of runs on a skewed scan
+    hs = [r for r in merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h], tol) if r[2] - r[1] >= min_width]
     groups: list[list[tuple[float, float, float]]] = []
     for rule in sorted(hs):
         for g in groups:
@@ -240,79 +267,94 @@ def rule_regions(h: list[Seg], v: list[Seg], tol: float, min_width: float,
                 break
         else:
             groups.append([rule])
-    out = []
+    # rules of one width a long way apart (a title box's and a table's) are two groups: cut
+    # where a gap is over three times the group's median gap
+    split: list[list[tuple[float, float, float]]] = []
     for g in groups:
+        g.sort()
+        gaps = sorted(b[0] - a[0] for a, b in zip(g, g[1:], strict=False))
+        if len(gaps) < 3:
+            split.append(g)
+            continue
+        cut = 3 * gaps[len(gaps) // 2]
+        split.append([g[0]])
+        for a, b in zip(g, g[1:], strict=False):
+            if b[0] - a[0] > cut:
+                split.append([])
+            split[-1].append(b)
+    out = []
+    for g in split:
         if len(g) < 2:
             continue
         x0, x1 = min(r[1] for r in g), max(r[2] for r in g)
         y0, y1 = min(r[0] for r in g), max(r[0] for r in g)
         if len(g) == 2 and y1 - y0 > max_two_rule_height:
             continue
-        # a vertical rule is at least half as long as the closest two rules are apart (shorter
-        # verticals are letter strokes on a page image)
-        ys = sorted(r[0] for r in g)
-        min_gap = min(b - a for a, b in zip(ys, ys[1:], strict=False))
+        # a vertical rule of the region runs along half its height at least: shorter verticals
+        # are letter strokes on a page image or the edges of pictures in the cells (the flags
+        # of a country ranking)
         if any(x0 - tol <= s.x0 <= x1 + tol and min(s.y0, s.y1) <= y1 and max(s.y0, s.y1) >= y0
-               and abs(s.y1 - s.y0) >= max(2 * tol, 0.5 * min_gap) for s in v):
+               and abs(s.y1 - s.y0) >= max(2 * tol, 0.5 * (y1 - y0)) for s in v):
             continue
         out.append((x0, y0, x1, y1))
     return out
 
 
-Word = tuple[float, float, float, float, str, float]  # x0, y0, x1, y1, text, font size
+#: A "word" of one or two marks that no cell holds alone: what Tesseract reads from a speck or a
+#: rule's remains (~ _ : | ' "); dashes, %, currency signs, * and bullets are cells' contents.
+SPECK = re.compile(r"^(?:[^\w\-–—%*•/+=#$€£¥&()]|_){1,2}$")
+
+
+def _col_of(cols: list[list[float]], w: Word) -> int:
+    """The column (x range) a word's centre lies in (the nearest one for a word between them)."""
+    cx = (w[0] + w[2]) / 2
+    return min(range(len(cols)), key=lambda i: 0.0 if cols[i][0] <= cx <= cols[i][1] else min(abs(cx - cols[i][0]), abs(cx - cols[i][1])))
 
 
 def text_grid(words: list[Word], region: tuple[float, float, float, float],
               rules: list[float] | None = None) -> Grid | None:
     """A table from the words inside ``region``: rows are the text lines (or, when ``rules``
     (the y of the region's horizontal rules) make at least 3 bands, the bands between them, so
-    a cell may hold several lines), columns the x ranges that words cover with gaps of at least
-    ``MIN_COLUMN_GAP`` font sizes between them. None unless it has >= 2 rows and >= 2 columns
-    and every column holds text in at least half of the rows (a paragraph between two rules is
-    not a table)."""
+    a cell may hold several lines), columns the x ranges that the words of two rows or more
+    cover with gaps of at least ``MIN_COLUMN_GAP`` font sizes between them
+    (``tablerows.columns``). None unless it has >= 2 rows and >= 2 columns and every column holds
+    text in a fifth of the rows (a paragraph between two rules is not a table)."""
     x0, y0, x1, y1 = region
-    inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1]
+    inside = [w for w in words if x0 - 1 <= (w[0] + w[2]) / 2 <= x1 + 1 and y0 <= (w[1] + w[3]) / 2 <= y1
+              and not SPECK.match(w[4])]
     if len(inside) < 4:
         return None
     size = sorted(w[5] for w in inside)[len(inside) // 2]
-    rows: list[list[Word]] = []
     bands = sorted(rules or [])
-    if len(bands) >= 4:
+    rows: list[list[Word]] = []
+    if len(bands) >= 4 and size > 0:
         for a, b in zip(bands, bands[1:], strict=False):
-            band = sorted((w for w in inside if a <= (w[1] + w[3]) / 2 < b), key=lambda w: (round(w[1] / size), w[0]))
+            band = [w for w in inside if a <= (w[1] + w[3]) / 2 < b]
             if band:
                 rows.append(band)
+        cols = columns(rows, MIN_COLUMN_GAP * size)
     else:
-        # rows: words whose vertical centres are within half a line of each other
-        for w in sorted(inside, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
-            cy = (w[1] + w[3]) / 2
-            if rows and abs(cy - (rows[-1][0][1] + rows[-1][0][3]) / 2) <= 0.5 * size:
-                rows[-1].append(w)
-            else:
-                rows.append([w])
-        # one line per row: its words left to right (by centre they came in the order of their
-        # heights: "1" before "Item" in "Item 1", whose capital I sits higher)
-        rows = [sorted(r, key=lambda w: w[0]) for r in rows]
-    spans = sorted((w[0], w[2]) for w in inside)
-    cols: list[list[float]] = []
-    for a, b in spans:
-        if cols and a - cols[-1][1] < MIN_COLUMN_GAP * size:
-            cols[-1][1] = max(cols[-1][1], b)
-        else:
-            cols.append([a, b])
+        lines = text_lines(inside, size)
+        cols = columns(lines, MIN_COLUMN_GAP * size)
+        # rows: text lines; the lines of a cell wrapped over several lines stay one row
+        rows = join_wrapped(lines, size, len(cols), lambda w: _col_of(cols, w))
     if len(rows) < 2 or len(cols) < 2:
         return None
     grid_rows: list[list[str]] = []
     for row in rows:
         cells = ["" for _ in cols]
-        for w in row:  # in reading order: lines top to bottom, words left to right
-            k = next(i for i, c in enumerate(cols) if c[0] <= (w[0] + w[2]) / 2 <= c[1])
-            cells[k] = (cells[k] + " " + w[4]).strip()
+        for line in text_lines(row, size):  # lines top to bottom, words left to right
+            for w, k in zip(line, assign_columns(line, cols, MIN_COLUMN_GAP * size), strict=True):
+                cells[k] = (cells[k] + " " + w[4]).strip()
         grid_rows.append(cells)
     filled_rows = sum(1 for r in grid_rows if sum(1 for c in r if c) >= 2)
-    if filled_rows < 2 or any(sum(1 for r in grid_rows if r[k]) * 2 < len(grid_rows) for k in range(len(cols))):
+    # every column holds text in a fifth of the rows, two at least (a bank statement's credit
+    # column is sparse; a paragraph between two rules makes one column)
+    if filled_rows < 2 or any(sum(1 for r in grid_rows if r[k]) < max(2, len(grid_rows) / 5) for k in range(len(cols))):
         return None
-    xs = [cols[0][0]] + [(cols[k][1] + cols[k + 1][0]) / 2 for k in range(len(cols) - 1)] + [cols[-1][1]]
+    # the outer edges hold every word (a header wider than its column's values included)
+    xs = ([min(cols[0][0], min(w[0] for w in inside))] + [(cols[k][1] + cols[k + 1][0]) / 2 for k in range(len(cols) - 1)]
+          + [max(cols[-1][1], max(w[2] for w in inside))])
     tops = [min(w[1] for w in r) for r in rows]
     bottoms = [max(w[3] for w in r) for r in rows]
     ys = [y0] + [(bottoms[k] + tops[k + 1]) / 2 for k in range(len(rows) - 1)] + [y1]
@@ -323,32 +365,35 @@ def text_grid(words: list[Word], region: tuple[float, float, float, float],
     return g
 
 
-# --------------------------------------------------------------------------------------------
-# Tables without any rule (whitespace only)
+def region_rules(h: list[Seg], region: tuple[float, float, float, float], tol: float) -> list[float]:
+    """The y of the horizontal rules (``h`` joined by ``merge_collinear``) that run across
+    ``region`` (a ``rule_regions`` box), top to bottom."""
+    x0, y0, x1, y1 = region
+    joined = merge_collinear([(s.y0, min(s.x0, s.x1), max(s.x0, s.x1)) for s in h], tol)
+    return sorted(y for y, a, b in joined if y0 - tol <= y <= y1 + tol and a <= x0 + 3 * tol and b >= x1 - 3 * tol)
 
 
-#: An unruled table has at least this many rows with at least MIN_UNRULED_COLS cells each (a
-#: cell: words closer than ``MIN_COLUMN_GAP`` font sizes). Two columns are not enough: a page set
-#: in two columns, or "label   value" lines, would pass.
-MIN_UNRULED_ROWS = 3
-MIN_UNRULED_COLS = 3
-#: ... and its filled cells hold at most this many words in the median (a page set in three
-#: columns of prose lines up as well, but its "cells" are 5-10 words long).
-MAX_UNRULED_CELL_WORDS = 3.0
-#: Rows of one table are at most this many font sizes apart (bottom of one to top of the next;
-#: body text lines are ~0.2-0.5 apart, a paragraph break ~1, the invoice's rows 0.4).
-MAX_UNRULED_ROW_GAP = 1.5
-
-
-def _cells_of(row: list[Word], size: float) -> int:
-    """Number of word groups of a text row that lie ``MIN_COLUMN_GAP`` font sizes apart."""
-    xs = sorted((w[0], w[2]) for w in row)
-    n, right = 1, xs[0][1]
-    for a, b in xs[1:]:
-        if a - right >= MIN_COLUMN_GAP * size:
-            n += 1
-        right = max(right, b)
-    return n
+def rules_table(words: list[Word], region: tuple[float, float, float, float], rules: list[float]) -> Grid | None:
+    """A table between horizontal rules (``region``, the rules' ``rules``): ``text_grid``, its
+    rows the bands between the rules when there are three or more; then, when rules run under
+    every row but none above the header, the header line above the first rule
+    (``tablerows.header_over``) as its first row."""
+    g = text_grid(words, region, rules)
+    if g is None or len(rules) < 4:
+        return g
+    band = min(b - a for a, b in zip(rules, rules[1:], strict=False))
+    inside = [w for w in words if _centre_in(w, region)]
+    spans = []
+    for k in range(g.n_cols):
+        ws = [w for w in inside if g.xs[k] <= (w[0] + w[2]) / 2 <= g.xs[k + 1]]
+        spans.append((min((w[0] for w in ws), default=g.xs[k]), max((w[2] for w in ws), default=g.xs[k + 1])))
+    head = header_over(spans, region[1], words, band)
+    if head is None:
+        return g
+    top = region[1] - band
+    cells = [GridCell(0, k, 1, 1, (g.xs[k], top, g.xs[k + 1], region[1]), t) for k, t in enumerate(head)]
+    cells += [GridCell(c.row + 1, c.col, c.rowspan, c.colspan, c.bbox, c.text) for c in g.cells]
+    return Grid(g.xs, [top, *g.ys], cells, filled=True)
 
 
 def _centre_in(w: Word, box: tuple[float, float, float, float]) -> bool:
@@ -356,126 +401,44 @@ def _centre_in(w: Word, box: tuple[float, float, float, float]) -> bool:
     return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
 
 
-#: Code: a comment or a shell prompt starting a cell (``# ...``, ``// ...``, ``$ cmd``; not
-#: ``$ 10.00``), braces, a TeX or escape command, an assignment (`` = ``, ``:=``), a statement's
-#: ``;`` at the end of a cell.
-_CODE = re.compile(r"^(?:#|//|/\*|%|\$|>>>)\s?[^\d\s]|[{}]|\\[A-Za-z_@]|(?:^|\s)(?:=|:=|==)(?:\s|$)|;$")
-#: Math operators, arrows, math alphanumerics (formulas set in columns), equation numbers.
-_MATH = re.compile("[\u2200-\u22ff\u27c0-\u27ef\u2980-\u2aff\U0001d400-\U0001d7ff]")
-_EQ_NO = re.compile(r"^\(\d{1,3}(?:[.-]\d{1,3})*[a-z]?\)$")
-#: A TOC's page number, its dot leaders, a section number starting its line (1, 2.1, A.2, 第 3 节).
-_PAGE_NO = re.compile(r"^(?:\d{1,3}|[ivxlc]{1,6})$")
-_LEADERS = re.compile(r"(?:\.\s?){4,}|…|^\.$")
-_SECTION_START = re.compile(r"^(?:(?:\d{1,3}|[A-Z]|[IVX]{1,5})(?:\.\d{1,3})*\.?(?:\s|$)|第\s?\d{1,3}\s?[章节部])")
-#: A list's bullet or enumerator (the whole cell: ``•``, ``1.``, ``2)``, ``(a)``; an invoice's
-#: plain position numbers ``1``, ``2`` are no enumerators).
-_BULLET_CELL = re.compile(r"^(?:[•◦▪▫●○■□‣⁃∙·▸►✓✔*–—-]|\(?(?:\d{1,2}|[a-z])[.)])$")
-
-
-def _column(rows: list[list[str]], k: int) -> list[str]:
-    return [r[k] for r in rows if r[k]]
-
-
-def _toc(rows: list[list[str]]) -> bool:
-    """A table of contents: a column of page numbers (1-3 digits or roman, in at least 60 % of
-    the rows, non-decreasing) with text to its left, and dot leaders, or section numbers at the
-    start of the text (then not all one page), in at least half of the rows."""
-    n = len(rows)
-    for k in range(1, len(rows[0])):
-        col = _column(rows, k)
-        if len(col) < 3 or len(col) * 5 < 3 * n or not all(_PAGE_NO.match(c) for c in col):
-            continue
-        nums = [int(c) for c in col if c.isdigit()]
-        if nums != sorted(nums):
-            continue
-        left = [r[:k] for r in rows]
-        if sum(1 for r in left if any(ch.isalpha() for c in r for ch in c)) * 2 < n:
-            continue
-        leaders = sum(1 for r in rows if any(_LEADERS.search(c) for c in r))
-        sections = sum(1 for r in left if any(_SECTION_START.match(c) for c in r))
-        # (section numbers alone with one page number throughout: an invoice's positions and
-        # a quantity of 1 on every line)
-        if leaders * 2 >= n or (sections * 2 >= n and len(set(col)) >= 2):
-            return True
-    return False
-
-
-def not_a_table(g: Grid) -> str | None:
-    """Why a filled grid made from text alignment alone is no table, or None when it is one:
-    code (``_CODE`` in at least a third of its rows: a listing's aligned comments, line
-    numbers, braces), math (math glyphs in half of the rows, or a column of equation numbers),
-    a list (a first column of bullets or enumerators alone), a type sample (three quarters of the cells one
-    letter each: an alphabet set in a grid) or a table of contents (``_toc``): all of them line
-    up in columns of short cells too."""
-    rows = [["" for _ in range(g.n_cols)] for _ in range(g.n_rows)]
+def header_body(g: Grid, words: list[Word]) -> Grid | None:
+    """A ruled grid of one row with text in two cells or more (a header drawn as boxes or a
+    filled band) and the unruled rows under it (``tablerows.body_under_header``) as one filled
+    grid; None when there is no such body (a title band)."""
+    head: list[str] = []
+    sizes: list[float] = []
     for c in g.cells:
-        rows[c.row][c.col] = c.text
-    n = len(rows)
-    if sum(1 for r in rows if any(_CODE.search(c) for c in r)) * 3 >= n:
-        return "code"
-    if (sum(1 for r in rows if any(_MATH.search(c) for c in r)) * 2 >= n
-            or any(len(col) >= 3 and all(_EQ_NO.match(c) for c in col) for col in map(lambda k: _column(rows, k), range(g.n_cols)))):
-        return "math"
-    first = _column(rows, 0)
-    if first and all(_BULLET_CELL.match(c) for c in first):
-        return "list"
-    texts = [c for r in rows for c in r if c]
-    if sum(1 for c in texts if len(c) == 1 and not c.isdigit()) * 4 >= 3 * len(texts):
-        return "type sample"
-    if _toc(rows):
-        return "table of contents"
-    return None
-
-
-def unruled_grids(words: list[Word], taken: list[tuple[float, float, float, float]]) -> list[Grid]:
-    """Tables without any rule among a page's ``words`` (scans: Tesseract's word boxes; born-digital
-    pages: the text layer's), outside the boxes ``taken`` by other tables: at least
-    ``MIN_UNRULED_ROWS`` consecutive visual rows (across the whole page) of at least
-    ``MIN_UNRULED_COLS`` word groups, no more than ``MAX_UNRULED_ROW_GAP`` font sizes apart, whose
-    words line up in columns (``text_grid``) with short cells (a median of at most
-    ``MAX_UNRULED_CELL_WORDS`` words). Filled grids (cell texts set)."""
-    words = [w for w in words if w[3] > w[1] and w[2] > w[0] and not any(_centre_in(w, t) for t in taken)]
-    if len(words) < MIN_UNRULED_ROWS * MIN_UNRULED_COLS:
-        return []
-    size = sorted(w[5] for w in words)[len(words) // 2]
-    # visual rows across the whole page: Tesseract often makes each column of an unruled
-    # table a block of its own, so its text lines are not the table's rows
-    rows: list[list[Word]] = []
-    centre_sum = 0.0  # of the last row's word centres
-    for w in sorted(words, key=lambda w: ((w[1] + w[3]) / 2, w[0])):
-        cy = (w[1] + w[3]) / 2
-        if rows and abs(cy - centre_sum / len(rows[-1])) <= 0.5 * size:
-            rows[-1].append(w)
-            centre_sum += cy
-        else:
-            rows.append([w])
-            centre_sum = cy
-    out: list[Grid] = []
-    run: list[list[Word]] = []
-
-    def flush() -> None:
-        # a run's first and last rows with fewer cells (a caption, a "Total due" line) stay text
-        while run and _cells_of(run[0], size) < MIN_UNRULED_COLS:
-            run.pop(0)
-        while run and _cells_of(run[-1], size) < MIN_UNRULED_COLS:
-            run.pop()
-        if sum(1 for r in run if _cells_of(r, size) >= MIN_UNRULED_COLS) < MIN_UNRULED_ROWS:
-            return
-        ws = [w for r in run for w in r]
-        box = (min(w[0] for w in ws) - 1, min(w[1] for w in ws) - 1, max(w[2] for w in ws) + 1, max(w[3] for w in ws) + 1)
-        g = text_grid(ws, box)
-        if g is None or g.n_cols < MIN_UNRULED_COLS or g.n_rows < MIN_UNRULED_ROWS:
-            return
-        lengths = sorted(len(c.text.split()) for c in g.cells if c.text)
-        if lengths and lengths[len(lengths) // 2] <= MAX_UNRULED_CELL_WORDS and not_a_table(g) is None:
-            out.append(g)
-
-    for row in rows:
-        joins = bool(run) and min(w[1] for w in row) - max(w[3] for w in run[-1]) <= MAX_UNRULED_ROW_GAP * size
-        if _cells_of(row, size) >= 2 and joins:
-            run.append(row)
-            continue
-        flush()
-        run = [row] if _cells_of(row, size) >= 2 else []
-    flush()
+        ws = [w for w in words if _centre_in(w, c.bbox)]
+        sizes += [w[5] for w in ws]
+        head.append(" ".join(w[4] for w in sorted(ws, key=lambda w: (round(w[1]), w[0]))))
+    if sum(1 for t in head if t) < 2:
+        return None
+    size = sorted(sizes)[len(sizes) // 2]
+    body = body_under_header(g.xs, g.ys[-1], words, size)
+    if body is None:
+        return None
+    ys = [g.ys[0], g.ys[-1]]
+    for k, (_, top, bottom) in enumerate(body):
+        ys.append(bottom if k == len(body) - 1 else (bottom + body[k + 1][1]) / 2)
+        del top
+    out = Grid(list(g.xs), ys, filled=True)
+    out.cells = [GridCell(0, c.col, 1, c.colspan, c.bbox, t) for c, t in zip(g.cells, head, strict=True)]
+    for r, (cells, _, _) in enumerate(body, 1):
+        out.cells += [GridCell(r, k, 1, 1, (g.xs[k], ys[r], g.xs[k + 1], ys[r + 1]), t) for k, t in enumerate(cells)]
     return out
+
+
+# The finder of tables without any rule lives in ``daemon.pages.unruled``; its names are still
+# reachable here (``tables.unruled_grids``), where the scan path and the tests look them up.
+__all__ = ["SPECK", "Grid", "GridCell", "Seg", "Word", "find_grids", "header_body", "merge_collinear", "reading_order",
+           "region_rules", "rule_regions", "rules_table", "text_grid"]
+_UNRULED = ("MIN_UNRULED_ROWS", "MIN_UNRULED_COLS", "MAX_UNRULED_CELL_WORDS", "MAX_UNRULED_ROW_GAP",
+            "MIN_HEADERLESS_ROWS", "not_a_table", "unruled_grids")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _UNRULED:
+        from daemon.pages import unruled
+
+        return getattr(unruled, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

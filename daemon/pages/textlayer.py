@@ -13,10 +13,13 @@ Contract:
   calling process (a worker reads a document's pages in a row), used under a lock.
 - ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
   when the layer is used, its text blocks (lines of styled spans) and tables: ruled ones from
-  the vector rules (``tables.find_grids``), ones with horizontal rules only (``rule_regions`` +
-  ``text_grid``) and ones without any rule from the words of the layer's horizontal lines
-  (``tables.unruled_grids``, the function the Tesseract engine uses on scans); no table search
-  on a page of more than ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
+  the vector rules (``tables.find_grids``; a grid of one row is a header band joined to the
+  unruled rows under it, ``tables.header_body``, or no table: a title band; a grid with text
+  in one column is a frame), ones with horizontal rules only (``rule_regions`` +
+  ``rules_table``: rows between the rules, the header above the first rule) and ones without
+  any rule from the words of the layer's horizontal lines (``unruled.unruled_grids``, the
+  function the Tesseract engine uses on scans); no table search on a page of more than
+  ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
   both the verdict and the extraction.
 
 The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md
@@ -55,7 +58,16 @@ import pymupdf
 from daemon.models import PageText, RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import render
-from daemon.pages.tables import Grid, Seg, find_grids, rule_regions, text_grid, unruled_grids
+from daemon.pages.tables import (
+    Grid,
+    Seg,
+    find_grids,
+    header_body,
+    region_rules,
+    rule_regions,
+    rules_table,
+)
+from daemon.pages.unruled import unruled_grids
 from daemon.stages import Degraded, Stage, optional
 
 MODES = ("auto", "any", "ocr")
@@ -306,22 +318,34 @@ def _find_tables(page: pymupdf.Page, layer: PageLayer) -> list[Grid]:
     h, v = vector_segments(page)
     if len(h) + len(v) > MAX_RULES:  # a drawing (a plot, a map), not tables: no table search
         return tables
+    words = _words(layer)
     if len(h) >= 2 and len(v) >= 2:
-        tables = find_grids(h, v, tol=2.0, min_size=4.0)
+        for g in find_grids(h, v, tol=2.0, min_size=4.0):
+            # a grid of one row: a title band drawn as boxes, or the header of a table whose body
+            # has no rule (a bank statement's header band); a grid with text in one column: a
+            # frame (both came out as tables: issue 26)
+            body = header_body(g, words) if g.n_rows == 1 else None
+            if body is not None:
+                tables.append(body)
+            elif g.n_rows > 1 and len({c.col for c in g.cells if _has_words(c.bbox, words)}) >= 2:
+                tables.append(g)
     if len(h) >= 2:  # tables with horizontal rules only: columns from the words' gaps
         regions = [r for r in rule_regions(h, v, tol=2.0, min_width=0.25 * page.rect.width,
                                              max_two_rule_height=0.4 * page.rect.height)
                    if not any(_overlap(r, g.bbox) for g in tables)]
-        words = _words(layer) if regions else []
         for r in regions:
-            g = text_grid(words, r)
-            if g is not None:
-                tables.append(g)
+            found = rules_table(words, r, region_rules(h, r, tol=2.0))
+            if found is not None:
+                tables.append(found)
     # tables without any rule: the same geometry as on scans, over the layer's own words of
     # horizontal lines (vertical CJK text and text set along a curve line up in columns too)
     tables += unruled_grids(_words(layer, horizontal=True), [g.bbox for g in tables])
     tables.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
     return tables
+
+
+def _has_words(box: tuple[float, float, float, float], words: list[tuple[float, float, float, float, str, float]]) -> bool:
+    return any(box[0] <= (w[0] + w[2]) / 2 <= box[2] and box[1] <= (w[1] + w[3]) / 2 <= box[3] for w in words)
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:

@@ -1,0 +1,167 @@
+"""Real pages with the table layouts that went wrong on bank statements and invoices (issue 26):
+born-digital PDFs drawn with PyMuPDF and page images rendered from them like a scanner would.
+
+Shared by tests/integration/test_table_regressions.py (bench/tables/generate.py draws the
+benchmark's pages; these are smaller, fixed pages for the tests).
+
+- ``statement_pdf(path)``: a bank statement: a filled title band, the header row drawn as one
+  filled box per column with white bold text, ``STATEMENT`` under it without any rule (one
+  description wraps onto a second line).
+- ``title_band_pdf(path)``: a ruled title box of three cells (a double rule along its top) with
+  the bank's name in the middle one, account lines, and ``LEDGER`` as a fully ruled table.
+- ``invoice_pdf(path)``: an invoice: the recipient's address beside the invoice details (name |
+  label | value on four lines), then ``ITEMS`` in a light grey grid (#b8b8b8).
+- ``scan_of(pdf, path, ...)``: page 1 of a PDF rendered as a grey scan (paper 236, a skew, blur
+  and noise from a fixed seed), saved as PNG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+from PIL import Image, ImageFilter
+
+DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+DEJAVU_BOLD = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+
+STATEMENT = [
+    ["Date", "Description", "Debit", "Credit"],
+    ["02/10/2026", "Salary from Atelier Lumiere", "", "2950.00"],
+    ["03/10/2026", "Card payment Saint-Paul bakery", "8.40", ""],
+    ["05/10/2026", "Direct debit Rhone Energy monthly instalment for October reference EDR-445", "96.20", ""],
+    ["07/10/2026", "Cash withdrawal Bellecour", "60.00", ""],
+    ["12/10/2026", "Rent Les Tanneurs", "845.00", ""],
+    ["21/10/2026", "Health insurance refund", "", "42.60"],
+]
+LEDGER = [
+    ["Date", "Entry", "Amount", "Balance"],
+    ["2026-10-02", "Wages", "9800.00", "21436.52"],
+    ["2026-10-05", "Transfer", "-1500.00", "19936.52"],
+    ["2026-10-11", "Rent", "-3200.00", "16736.52"],
+]
+ITEMS = [
+    ["Pos", "Article", "Quantity", "Price", "Amount"],
+    ["1", "Dough mixer", "1", "2980.00", "2980.00"],
+    ["2", "Baking trays", "20", "18.50", "370.00"],
+    ["3", "Proofing baskets", "12", "9.80", "117.60"],
+    ["4", "Dough scraper", "6", "4.90", "29.40"],
+]
+ADDRESS = ["Hofmann Bakery", "Anna Hofmann", "Linden Avenue 7", "80331 Munich"]
+DETAILS = [("Invoice", "2026-1187"), ("Date", "14.11.2026"), ("Customer", "K-40211"), ("Delivery", "12.11.2026")]
+BAND = (0.16, 0.27, 0.45)
+
+
+def _page() -> tuple[pymupdf.Document, pymupdf.Page]:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_font(fontname="dv", fontfile=DEJAVU)
+    page.insert_font(fontname="dvb", fontfile=DEJAVU_BOLD)
+    return doc, page
+
+
+def _text(page: pymupdf.Page, x: float, y: float, text: str, size: float = 10, bold: bool = False,
+          color: tuple = (0, 0, 0), right: float | None = None) -> None:
+    if right is not None:
+        x = right - pymupdf.Font(fontfile=DEJAVU_BOLD if bold else DEJAVU).text_length(text, fontsize=size)
+    page.insert_text((x, y), text, fontname="dvb" if bold else "dv", fontsize=size, color=color)
+
+
+def statement_pdf(path: Path) -> Path:
+    """See the module docstring."""
+    doc, page = _page()
+    page.draw_rect(pymupdf.Rect(0, 0, 595, 70), fill=BAND, color=None)
+    _text(page, 40, 44, "Rhone Valley Bank", 20, True, (1, 1, 1))
+    for k, line in enumerate(["Current account 00412 558 903", "Statement of October 2026"]):
+        _text(page, 40, 100 + 14 * k, line)
+    xs = [40, 115, 375, 465, 555]
+    top = 150.0
+    for c in range(4):
+        page.draw_rect(pymupdf.Rect(xs[c] + 0.8, top, xs[c + 1] - 0.8, top + 20), fill=BAND, color=None)
+        _text(page, xs[c] + 4, top + 14, STATEMENT[0][c], 10, True, (1, 1, 1))
+    y = top + 20 + 14
+    for row in STATEMENT[1:]:
+        desc = row[1].split()
+        lines, cur = [], ""
+        for w in desc:  # wrap the description into its 260 pt column
+            if cur and pymupdf.Font(fontfile=DEJAVU).text_length(cur + " " + w, fontsize=10) > 250:
+                lines.append(cur)
+                cur = w
+            else:
+                cur = (cur + " " + w).strip()
+        lines.append(cur)
+        _text(page, xs[0] + 4, y, row[0])
+        for k, ln in enumerate(lines):
+            _text(page, xs[1] + 4, y + 12.5 * k, ln)
+        for c in (2, 3):
+            if row[c]:
+                _text(page, 0, y, row[c], right=xs[c + 1] - 4)
+        y += 12.5 * len(lines) + 9
+    _text(page, 40, y + 40, "Please check this statement and tell us about any entry you do not recognise.", 9)
+    path.write_bytes(doc.tobytes())
+    return path
+
+
+def title_band_pdf(path: Path) -> Path:
+    """See the module docstring."""
+    doc, page = _page()
+    page.draw_rect(pymupdf.Rect(40, 36, 555, 84), color=(0, 0, 0), width=1.0)
+    page.draw_line((40, 40), (555, 40), width=0.5)  # a double rule along its top: two rows on a scan
+    for x in (130, 465):
+        page.draw_line((x, 36), (x, 84), width=0.8)
+    page.draw_rect(pymupdf.Rect(60, 44, 110, 76), fill=(0.75, 0.1, 0.1), color=None)
+    _text(page, 200, 68, "Jiangnan Commercial Bank", 16, True)
+    for k, line in enumerate(["Account holder: Wang Xiaoming", "Account 6222 0210 0104 5567"]):
+        _text(page, 40, 110 + 14 * k, line)
+    xs, top, h = [40, 140, 300, 420, 555], 160.0, 20.0
+    for r, row in enumerate(LEDGER):
+        for c, cell in enumerate(row):
+            _text(page, xs[c] + 4, top + h * r + 14, cell, 10, r == 0)
+    for r in range(len(LEDGER) + 1):
+        page.draw_line((xs[0], top + h * r), (xs[-1], top + h * r), width=0.6)
+    for x in xs:
+        page.draw_line((x, top), (x, top + h * len(LEDGER)), width=0.6)
+    path.write_bytes(doc.tobytes())
+    return path
+
+
+def invoice_pdf(path: Path) -> Path:
+    """See the module docstring."""
+    doc, page = _page()
+    _text(page, 40, 50, "Mueller and Sons Ltd", 18, True)
+    for k, line in enumerate(ADDRESS):
+        _text(page, 40, 100 + 16 * k, line, 11)
+    for k, (label, value) in enumerate(DETAILS):
+        _text(page, 330, 100 + 16 * k, label, 11)
+        _text(page, 0, 100 + 16 * k, value, 11, right=555)
+    _text(page, 40, 190, "Invoice", 16, True)
+    xs, top, h = [40, 90, 300, 385, 470, 555], 215.0, 24.0
+    grey = (0.72, 0.72, 0.72)
+    for r, row in enumerate(ITEMS):
+        for c, cell in enumerate(row):
+            if c < 2:
+                _text(page, xs[c] + 5, top + h * r + 16, cell, 11, r == 0)
+            else:
+                _text(page, 0, top + h * r + 16, cell, 11, r == 0, right=xs[c + 1] - 5)
+    for r in range(len(ITEMS) + 1):
+        page.draw_line((xs[0], top + h * r), (xs[-1], top + h * r), color=grey, width=0.7)
+    for x in xs:
+        page.draw_line((x, top), (x, top + h * len(ITEMS)), color=grey, width=0.7)
+    _text(page, 330, top + h * len(ITEMS) + 30, "Total", 11, True)
+    _text(page, 0, top + h * len(ITEMS) + 30, "3497.00", 11, True, right=555)
+    path.write_bytes(doc.tobytes())
+    return path
+
+
+def scan_of(pdf: Path, path: Path, *, dpi: int = 200, skew: float = 0.4, noise: float = 6.0, seed: int = 7) -> Path:
+    """See the module docstring."""
+    rng = np.random.default_rng(seed)
+    pix = pymupdf.open(pdf)[0].get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    img = Image.frombytes("L", (pix.width, pix.height), pix.samples)
+    a = 28 + np.asarray(img, dtype=np.float32) * (236 - 28) / 255
+    img = Image.fromarray(a.astype(np.uint8)).rotate(skew, resample=Image.Resampling.BICUBIC, fillcolor=236)
+    a = np.asarray(img.filter(ImageFilter.GaussianBlur(0.6)), dtype=np.float32)
+    a += rng.normal(0, noise, a.shape)
+    Image.fromarray(a.clip(0, 255).astype(np.uint8)).save(path)
+    return path

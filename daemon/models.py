@@ -69,6 +69,7 @@ class RenderOptions:
     max_image_pixels: int = 200_000_000
     autorotate: bool = True
     crop_borders: bool = True
+    deskew: bool = True
     # engine.text_layer: auto | any | ocr (daemon.pages.textlayer); math_to_engine: the engine is a
     # VLM, so pages whose text layer holds math as glyph fragments go to it
     text_layer: str = "auto"
@@ -91,6 +92,10 @@ class Page:
     # (x0, y0, x1, y1) kept by the dark-border crop, in source px; None when not cropped (the
     # searchable PDF maps the engine image's boxes back onto the original page with it)
     crop_box: tuple[int, int, int, int] | None = None
+    # degrees the page's lines rose by before the deskew stage turned it straight (0: not turned),
+    # and the page's size before that turn (the searchable PDF maps boxes back through both)
+    skew: float = 0.0
+    unskewed_size: tuple[int, int] | None = None
     text_layer: str = ""  # a PDF page's text layer not used: why ("no text layer", "glyph soup" ...)
     degraded: list[Degraded] = field(default_factory=list)  # optional render stages that failed (crop, orientation)
 

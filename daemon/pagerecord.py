@@ -48,6 +48,8 @@ class PageGeometry:
     cropped: bool = False
     crop_box: Box | None = None  # kept by the border crop, in source px
     script: str = ""  # OSD script ("Latin", "Han", ...), "" when unknown
+    skew: float = 0.0  # degrees the lines rose by before the deskew turn (0: not turned)
+    unskewed_size: tuple[int, int] | None = None  # the upright image before that turn
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -56,6 +58,9 @@ class PageGeometry:
         }
         if self.crop_box is not None:
             out["crop_box"] = list(self.crop_box)
+        if self.skew:
+            out["skew"] = self.skew
+            out["unskewed_size"] = list(self.unskewed_size or self.size)
         return out
 
     @classmethod
@@ -64,6 +69,7 @@ class PageGeometry:
         return cls(
             size=_pair(d["size"]), source_size=_pair(d["source_size"]), rotation=int(d.get("rotation") or 0),
             cropped=bool(d.get("cropped")), crop_box=_box(crop) if crop else None, script=str(d.get("script") or ""),
+            skew=float(d.get("skew") or 0.0), unskewed_size=_pair(d["unskewed_size"]) if d.get("unskewed_size") else None,
         )
 
 

@@ -49,6 +49,7 @@ class Stage(enum.StrEnum):
     TABLES = "tables"  # scanned tables found and read cell by cell (Tesseract engine)
     ORIENTATION = "orientation"  # OSD turn of the page, the engine's upside-down re-read
     CROP = "crop"  # the dark scanner-border crop
+    DESKEW = "deskew"  # a page fed a few degrees askew turned straight (daemon.pages.deskew)
     LANGUAGE_REREAD = "language_reread"  # Tesseract's re-reads in the page's own language/script
     TEXT_LAYER_TABLES = "text_layer_tables"  # tables of a PDF text layer (ruled, rule-only, unruled)
     TEXT_LAYER_LAYOUT = "text_layer_layout"  # headings, lists, paragraphs of a text layer

@@ -33,9 +33,10 @@ best near 300 dpi, and small print is lost at 1540 px, which is ~132 dpi on A4):
 
 Page processing order: decode (JPEG via ``draft`` at a reduced DCT scale when the file is much
 bigger than the target) -> EXIF orientation -> RGB (alpha composited over white) -> dark
-border crop -> resize to the target -> OSD orientation fix. Cropping runs before resizing so the
-page content, not the scanner lid, fills the target size; orientation runs after resizing
-because OSD cost grows with pixels and a 90 degree turn keeps the longest edge.
+border crop -> resize to the target -> OSD orientation fix -> deskew (``daemon.pages.deskew``).
+Cropping runs before resizing so the page content, not the scanner lid, fills the target size;
+orientation runs after resizing because OSD cost grows with pixels and a 90 degree turn keeps
+the longest edge; deskew comes last, on the upright page, whose lines it measures.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from PIL import Image, ImageOps
 
 from daemon.errors import InputError
 from daemon.models import Page, RenderOptions
+from daemon.pages.deskew import deskew
 from daemon.pages.orient import upright_with_script
 from daemon.pages.probe import (
     KIND_WORDS,
@@ -312,10 +314,15 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
         img, rotation, script = optional(
             Stage.ORIENTATION, lambda: upright_with_script(upright), lambda: (upright, 0, ""), degraded
         )
+    skew, unskewed = 0.0, None
+    if opts.deskew:  # after the upright turn: the skew is measured along the page's lines
+        straight = img
+        img, skew = optional(Stage.DESKEW, lambda: deskew(straight), lambda: (straight, 0.0), degraded)
+        unskewed = straight.size if skew else None
     img.load()
     return Page(
         index=index, image=img, rotation=rotation, cropped=crop_box is not None, source_size=source, script=script,
-        crop_box=crop_box, degraded=degraded,
+        crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded,
     )
 
 

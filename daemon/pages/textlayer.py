@@ -438,7 +438,7 @@ def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = Fa
         boxes = optional(Stage.PDF_ALIGNMENT, lambda: find_lines(img), lambda: None, degraded)
     geometry = PageGeometry(
         size=page.image.size, source_size=page.source_size, rotation=page.rotation, cropped=page.cropped,
-        crop_box=page.crop_box, script=page.script,
+        crop_box=page.crop_box, script=page.script, skew=page.skew, unskewed_size=page.unskewed_size,
     )
     return RenderedPage(
         index, image=page.image, geometry=geometry, lines=boxes, text_layer_note=note,

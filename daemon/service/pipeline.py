@@ -103,6 +103,7 @@ def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
         max_image_pixels=e.max_image_pixels,
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
+        deskew=e.deskew,
         text_layer=e.text_layer,
     )
 

@@ -45,7 +45,7 @@ def page_key(engine: str, opts: RenderOptions, languages: list[str] | None) -> s
     render size or language hint) is read again on resume, never mixed in."""
     return (
         f"{engine}|edge={opts.longest_edge},dpi={opts.max_dpi},at={opts.dpi},rot={int(opts.autorotate)},"
-        f"crop={int(opts.crop_borders)},layer={opts.text_layer}"
+        f"crop={int(opts.crop_borders)},deskew={int(opts.deskew)},layer={opts.text_layer}"
         f"|langs={','.join(languages or [])}"
     )
 

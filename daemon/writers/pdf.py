@@ -41,6 +41,7 @@ is deterministic for the same input (no timestamps or random ids in the bytes).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import logging
@@ -60,10 +61,11 @@ import pikepdf
 from PIL import Image, ImageOps
 
 from daemon.errors import InputError
-from daemon.models import PageLayout
+from daemon.models import PageLayout, TextBox
 from daemon.pagerecord import PageResult
+from daemon.pages.deskew import unskew_point
 from daemon.stages import Degraded, Stage, optional
-from daemon.writers.pdflayout import Placement, place_text
+from daemon.writers.pdflayout import PlacedLine, Placement, place_text
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,8 @@ class PdfPage:
     source_size: tuple[int, int]  # the decoded page (w, h) px before crop and resize
     rotation: int = 0  # degrees clockwise the daemon turned the page to make it upright
     crop_box: tuple[int, int, int, int] | None = None  # in source px (after EXIF orientation)
+    skew: float = 0.0  # degrees the deskew stage turned the upright page by (daemon.pages.deskew)
+    unskewed_size: tuple[int, int] | None = None  # the upright page's size before that turn
     layout: PageLayout | None = None
     source: str = "ocr"  # "text_layer": the PDF's own text; the page is left untouched
 
@@ -115,6 +119,8 @@ def pdf_pages(pages: Sequence[PageResult]) -> list[PdfPage]:
             source_size=g.source_size if g is not None else (0, 0),
             rotation=g.rotation if g is not None else 0,
             crop_box=g.crop_box if g is not None else None,
+            skew=g.skew if g is not None else 0.0,
+            unskewed_size=g.unskewed_size if g is not None else None,
             layout=p.layout,
             source=p.source if g is not None else "text_layer",
         ))
@@ -276,7 +282,42 @@ def _has_own_text(fz: Any, index: int) -> bool:
 def _placed_tree(p: PdfPage, markdown: bool) -> tuple[Placement, Any]:
     """The page's text placed on it, and the OCR tree OCRmyPDF's renderer draws (None: no line)."""
     placed = place_text(p.text, p.layout, markdown, p.size)
-    return placed, (_ocr_tree(p, placed) if placed.lines else None)
+    drawn = placed if not p.skew else _unskewed(placed, p)
+    return placed, (_ocr_tree(_as_drawn(p), drawn) if drawn.lines else None)
+
+
+def _as_drawn(p: PdfPage) -> PdfPage:
+    """The page as its text layer is drawn: a deskewed page's layer goes on the page as it was
+    scanned (askew), in the coordinates of the image before the deskew turn."""
+    if not p.skew or p.unskewed_size is None:
+        return p
+    return dataclasses.replace(p, size=p.unskewed_size, skew=0.0, unskewed_size=None)
+
+
+def _unskewed(placed: Placement, p: PdfPage) -> Placement:
+    """The lines of a deskewed page moved back onto the askew scan as upright lines: each word
+    at its own x there, the line at the height of its middle. Not turned lines: poppler
+    (pdftotext, evince's search) splits text drawn a few degrees off the horizontal into single
+    letters out of order (a page turned 4 degrees: "Example" came out as "le p m a x E"); nor
+    each word at its own height: poppler then breaks the lines into pieces ("Tak for din" /
+    "tredive" / "bestilling. Venligst"). Upright lines read as the lines they are; a word at a
+    line's end is off its ink by up to half the line's rise (a 1000 px line at 4 degrees: 35 px)."""
+    size, before = p.size, p.unskewed_size or p.size
+    lines = []
+    for ln in placed.lines:
+        if not ln.words:
+            continue
+        centres = [unskew_point((w.box[0] + w.box[2]) / 2, (w.box[1] + w.box[3]) / 2, p.skew, size, before)
+                   for w in ln.words]
+        mid = sum(c[1] for c in centres) / len(centres)
+        words = []
+        for w, (cx, _cy) in zip(ln.words, centres, strict=True):
+            hw, hh = (w.box[2] - w.box[0]) / 2, (w.box[3] - w.box[1]) / 2
+            words.append(TextBox(w.text, (round(cx - hw), round(mid - hh), round(cx + hw), round(mid + hh))))
+        box = (min(b.box[0] for b in words), min(b.box[1] for b in words),
+               max(b.box[2] for b in words), max(b.box[3] for b in words))
+        lines.append(PlacedLine(box, words))
+    return Placement(placed.how, lines)
 
 
 def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
@@ -418,7 +459,7 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
                 rot = _page_rotate(page)
                 if not is_pdf:
                     rot = (rot - p.rotation) % 360  # the rotation the daemon saw (before its turn)
-                _graft(pdf, page, layers.pages[k], text_matrix(p, _page_box(page), rot), k)
+                _graft(pdf, page, layers.pages[k], text_matrix(_as_drawn(p), _page_box(page), rot), k)
         title = inp.title or src.stem
         if not is_pdf:
             # img2pdf stamps the time and a time-based /ID: the scan's own mtime and an ID from

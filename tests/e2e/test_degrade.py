@@ -31,6 +31,7 @@ CASES: dict[Stage, tuple[str, str]] = {
     Stage.TABLES: ("table_scan", "page"),
     Stage.ORIENTATION: ("sideways_scan", "page"),
     Stage.CROP: ("bordered_scan", "page"),
+    Stage.DESKEW: ("skewed_scan", "page"),
     Stage.LANGUAGE_REREAD: ("german_scan", "page"),
     Stage.TEXT_LAYER_TABLES: ("born_digital", "page"),
     Stage.TEXT_LAYER_LAYOUT: ("born_digital", "page"),
@@ -59,6 +60,8 @@ def _make(kind: str, folder: Path) -> tuple[Path, list[str]]:
         return docgen.make_image(folder / "sideways.png", docgen.SAMPLES["en"], rotate=90), ["invoice"]
     if kind == "bordered_scan":
         return docgen.make_image(folder / "border.png", docgen.SAMPLES["en"], dark_border=60), ["invoice"]
+    if kind == "skewed_scan":  # 3 degrees askew: read well enough either way, so the words hold
+        return docgen.make_image(folder / "askew.png", docgen.SAMPLES["en"], rotate=3), ["invoice"]
     if kind == "german_scan":
         return docgen.make_image(folder / "brief.png", de), ["Rechnung", "Bestellung"]
     if kind == "born_digital":

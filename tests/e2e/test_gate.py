@@ -194,9 +194,6 @@ def _found(word: str, text: str) -> bool:
 #: documents are done with every format (the tests above hold them to that); their words are
 #: reported, not asserted, so that any OTHER document that stops being read fails the gate.
 KNOWN_MISREADS = {
-    "42-skewed-da.png": "4.4 deg skew: a paragraph lost (no deskew; plain tesseract loses it too)",
-    "43-skewed-it.jpg": "4.1 deg skew: a paragraph lost (no deskew)",
-    "44-skewed-pt.jpg": "3.7 deg skew: a paragraph lost and lines scrambled (no deskew)",
     "12-rules_only_table-zh.jpg": "simplified Chinese read with chi_tra alone: traditional forms",
 }
 

@@ -30,6 +30,7 @@ with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, 
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import logging
 import os
@@ -57,6 +58,7 @@ from daemon.intake.watch import InboxWatcher
 from daemon.journal import backup
 from daemon.journal.guard import open_state, write_marker
 from daemon.journal.health import JournalHealth
+from daemon.journal.pgsql import LeaseLost
 from daemon.journal.store import AdmitAction
 from daemon.models import Candidate
 from daemon.names import for_log
@@ -153,6 +155,7 @@ class Service:
         self.scheduler = BackgroundScheduler(daemon=True)
         self._stop = threading.Event()
         self._reload = threading.Event()
+        self._stop_at: float | None = None  # monotonic end of the drain, once a stop was asked for
         self._workers: list[threading.Thread] = []
         self._busy: dict[int, float] = {}  # doc id -> start time, for STATUS and drain
         self._busy_lock = threading.Lock()
@@ -337,6 +340,10 @@ class Service:
                 if doc is None:
                     continue
                 outcome = self.pipeline.process(doc)
+            except LeaseLost as e:  # a shared journal: paused past its lease, taken over (pgstore.py)
+                log.warning("%s", e)
+                metrics.document_finished(doc_id, "taken_over")
+                continue
             except Exception as e:  # process() raises only when the journal itself failed
                 self._stranded(doc_id, e)
                 continue
@@ -435,13 +442,23 @@ class Service:
     # -- main loop --------------------------------------------------------------------------------
 
     def request_stop(self) -> None:
-        self._stop.set()
+        self._begin_stop()
 
     def _signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
             self._reload.set()
         else:
-            self._stop.set()
+            self._begin_stop()
+
+    def _begin_stop(self) -> None:
+        """The drain starts now and ends ``drain_timeout`` later; a shared journal's reads stop
+        waiting for an unreachable server then, so a stop while the database is down is bounded too."""
+        if self._stop_at is None:
+            self._stop_at = time.monotonic() + self.cfg.daemon.drain_timeout
+            give_up = getattr(self.journal, "give_up_waits", None)
+            if give_up is not None:
+                give_up(self._stop_at)
+        self._stop.set()
 
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self._signal)
@@ -460,7 +477,8 @@ class Service:
             if wd is not None and self._making_progress(now):
                 notify("WATCHDOG=1")
             if now - last_status > 5:
-                self._status()
+                with contextlib.suppress(sqlite3.Error):  # a shared journal's server away: next time
+                    self._status()
                 last_status = now
         self.shutdown()
         return ExitCode.OK
@@ -519,7 +537,7 @@ class Service:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.queue.close()
-        deadline = time.monotonic() + self.cfg.daemon.drain_timeout
+        deadline = self._stop_at or time.monotonic() + self.cfg.daemon.drain_timeout
         for t in self._workers:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
         # Whatever is still running fails its pages with EngineDeadError -> retried next start.

@@ -253,3 +253,25 @@ def test_a_delivery_whose_claimant_died_is_made_by_another_daemon(tmp_path: Path
     assert (row.state, row.attempts) == ("delivered", 2)
     deliveries.delivered(a, got.id, 1)  # a, back from the dead, cannot write over b's outcome
     assert deliveries.of_document(b, doc_id)[0].attempts == 2
+
+
+def test_journal_rebuild_and_restore_refuse_a_shared_journal_and_touch_nothing(tmp_path: Path, pg_url: str) -> None:
+    """``ocr-daemon journal rebuild|restore`` work on one state folder's SQLite journal; with
+    ``daemon.journal_url`` they say to use pg_dump/pg_restore (exit 2) and change nothing."""
+    import json
+
+    from conftest import run_cli
+
+    j = _daemon(pg_url, tmp_path, "a")
+    (tmp_path / "x.pdf").write_bytes(b"x")
+    assert j.admit(tmp_path / "x.pdf", "in").document is not None
+    state = tmp_path / "state"
+    cfg = tmp_path / "rules.yaml"
+    cfg.write_text(json.dumps({"daemon": {"state_dir": str(state), "journal_url": pg_url},
+                               "inboxes": [{"path": str(tmp_path / "in")}]}), encoding="utf-8")
+    for action in ("rebuild", "restore"):
+        r = run_cli("journal", action, "--config", str(cfg))
+        assert r.returncode == 2, r.stderr
+        assert "pg_dump" in r.stderr and "pg_restore" in r.stderr and "nothing was done" in r.stderr
+    assert not state.exists()  # no SQLite journal made, no state folder
+    assert j.counts() == {"queued": 1}

@@ -3,7 +3,13 @@
 Contract:
 - ``Service.run()`` blocks until SIGTERM/SIGINT (or ``request_stop()``), then drains: stops taking
   new files, lets in-flight documents finish for up to ``daemon.drain_timeout`` seconds, and
-  leaves anything unfinished ``queued`` in the journal for the next start. Returns an exit code.
+  leaves anything unfinished ``queued`` in the journal for the next start. Returns an exit code
+  (0 after a stop). The drain's end is fixed when the stop is asked for; a shared journal's reads
+  stop waiting for an unreachable database then, so a stop with the database down is bounded too
+  (its documents stay claimed: this state folder's next start or, after the lease, another daemon
+  takes them).
+- A shared journal's ``LeaseLost`` (this daemon was paused past its lease and the document taken
+  over: fencing, ``journal.pgstore``) drops that document in its worker, which goes on.
 - Start order: state lock -> journal checked (``journal.guard.open_state``: damaged -> exit 4,
   lost -> rebuilt from the outputs) -> journal recovery (crash leftovers re-queued) -> engine ->
   observers -> initial scan -> ``READY=1``. Events arriving during the scan are not lost: the
@@ -24,7 +30,7 @@ Contract:
   ``workers`` threads process; ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started
   after the journal recovery, stopped after the drain).
 
-Just over ~500 lines: the workers' loop and what it does when the journal fails under it belong
+Over ~500 lines (571): the workers' loop and what it does when the journal fails under it belong
 with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import docgen
 import yaml
-from conftest import http_url, wait_for
+from conftest import http_url, run_cli, wait_for
 from prometheus_client.parser import text_string_to_metric_families
 from test_shared_journal import LETTER, _config, _one_result_set_each, _pages_recorded, _rows
 
@@ -66,6 +66,9 @@ def test_status_page_and_metrics_show_every_daemon_and_the_holder_of_each_docume
         assert d["state"] == "alive" and d["alive"] is True and 0 <= d["heartbeat_age_seconds"] < 10.0
     assert by_pid[holder.proc.pid]["holding"] == [held["id"]]
     assert [p["held_by"] for p in st["in_progress"] if p["id"] == held["id"]] == [held["owner"]]
+    text = run_cli("status", "--config", str(a.config)).stdout  # the command says the same
+    assert f"pid {holder.proc.pid} ({holder.config.parent / 'state'}): alive, last heartbeat" in text, text
+    assert f"holding doc-{held['id']}" in text
     page = _get(url, "/")
     assert 'id="daemons"' in page and f'<td class="num">{a.proc.pid}</td>' in page and f'<td class="num">{b.proc.pid}</td>' in page
     assert f'<td class="holder">{held["owner"]}</td>' in page
@@ -82,6 +85,7 @@ def test_status_page_and_metrics_show_every_daemon_and_the_holder_of_each_docume
     assert m["ocr_daemon_fleet_daemon_alive"] == {a.proc.pid: 1.0, b.proc.pid: 0.0}
     assert m["ocr_daemon_fleet_daemon_heartbeat_age_seconds"][b.proc.pid] > 10.0
     assert '<tr class="daemon stale">' in _get(url, "/")
+    assert f"pid {b.proc.pid} ({b.config.parent / 'state'}): stale" in run_cli("status", "--config", str(a.config)).stdout
     wait_for(lambda: all(r["state"] == "done" for r in _rows(pg_url)), 240, "big.pdf done")
 
 

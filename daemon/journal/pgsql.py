@@ -114,6 +114,9 @@ def dml(sql: str) -> str:
 #: connection (08), resources such as a full disk (53), operator intervention such as a server
 #: shutting down (57), system error (58), and a lock/serialisation conflict (40).
 UNAVAILABLE_CLASSES = frozenset({"08", "53", "57", "58", "40"})
+#: Single states that mean the same: the server ended a session idle in a transaction too long
+#: (``idle_in_transaction_session_timeout``: this process was paused inside one, pgstore.py).
+UNAVAILABLE_STATES = frozenset({"25P03"})
 
 
 class JournalUnavailable(sqlite3.OperationalError):
@@ -144,7 +147,8 @@ def journal_error(e: Exception) -> sqlite3.Error:
         err, code = sqlite3.IntegrityError(str(e)), sqlite3.SQLITE_CONSTRAINT
     elif state[:2] == "53":
         err, code = JournalUnavailable(str(e)), sqlite3.SQLITE_FULL
-    elif (isinstance(e, psycopg.OperationalError | psycopg.InterfaceError) and not state) or state[:2] in UNAVAILABLE_CLASSES:
+    elif ((isinstance(e, psycopg.OperationalError | psycopg.InterfaceError) and not state)
+          or state[:2] in UNAVAILABLE_CLASSES or state in UNAVAILABLE_STATES):
         err, code = JournalUnavailable(str(e) or type(e).__name__), sqlite3.SQLITE_IOERR
     else:
         err, code = sqlite3.OperationalError(str(e)), sqlite3.SQLITE_ERROR

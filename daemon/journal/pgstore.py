@@ -24,6 +24,9 @@ Contract:
   partition) whose document was put back or taken over gets ``LeaseLost`` and writes nothing:
   the new holder's results stand alone. The check is the token, not the clock: a daemon that
   comes back before anyone put its document back keeps it.
+- A daemon paused inside a transaction holds the others up for at most a lease: its sessions
+  have ``idle_in_transaction_session_timeout`` = the lease (the server ends them and frees their
+  locks), and the heartbeat's take-over skips rows locked meanwhile.
 - ``recover`` puts back only this node's rows (an earlier process of the same state folder,
   which the state-dir lock says is gone) and rows whose lease ran out -- never another live
   daemon's.
@@ -217,6 +220,11 @@ class PostgresJournal(Journal):
                                   application_name=f"ocr-daemon {self.owner}"[:63])
             if self.readonly:
                 raw.execute("SET default_transaction_read_only = on")
+            else:
+                # A process paused inside a transaction (SIGSTOP, a long GC, a partition) keeps its
+                # row locks and maybe the serial lock: the server ends that session after a lease
+                # of idleness, so it holds up the other daemons no longer than it keeps its documents
+                raw.execute(f"SET idle_in_transaction_session_timeout = {int(max(1.0, self.lease) * 1000)}")
         except psycopg.Error as e:
             raise journal_error(e) from e
         return raw
@@ -387,9 +395,12 @@ class PostgresJournal(Journal):
             )
             db.execute("UPDATE documents SET lease_until=? WHERE owner=? AND state='processing'", (now + self.lease, self.owner))
             db.execute("UPDATE deliveries SET lease_until=? WHERE owner=? AND state='pending'", (now + self.lease, self.owner))
+            # SKIP LOCKED: a row locked by a daemon paused inside a transaction is not waited for
+            # (the beat would stall with it); its session ends within a lease, and a later beat takes it
             rows = db.execute(
-                "UPDATE documents SET state='queued', owner=NULL, lease_until=NULL, updated=?"
-                " WHERE state='processing' AND lease_until < ? RETURNING id, path", (now, now),
+                "UPDATE documents SET state='queued', owner=NULL, lease_until=NULL, updated=? WHERE id IN (SELECT id"
+                " FROM documents WHERE state='processing' AND lease_until < ? FOR UPDATE SKIP LOCKED) RETURNING id, path",
+                (now, now),
             ).fetchall()
         for r in rows:
             log.warning("doc-%d: its daemon's lease ran out (the daemon stopped or lost the journal): queued again "

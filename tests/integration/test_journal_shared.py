@@ -275,3 +275,48 @@ def test_journal_rebuild_and_restore_refuse_a_shared_journal_and_touch_nothing(t
         assert "pg_dump" in r.stderr and "pg_restore" in r.stderr and "nothing was done" in r.stderr
     assert not state.exists()  # no SQLite journal made, no state folder
     assert j.counts() == {"queued": 1}
+
+
+def test_a_daemon_paused_inside_a_transaction_holds_the_others_up_for_a_lease_at_most(tmp_path: Path, pg_url: str) -> None:
+    """a stops in the middle of a serial write transaction (its row lock and the serial lock
+    held): b's heartbeat does not wait for it, b's admission waits no longer than about a lease
+    (the server ends a's idle transaction), then b takes a's document over and a's write is lost
+    (it failed, nothing committed)."""
+    a, b = _daemon(pg_url, tmp_path, "a", lease=2.0), _daemon(pg_url, tmp_path, "b", lease=2.0)
+    (tmp_path / "x.pdf").write_bytes(b"x")
+    (tmp_path / "y.pdf").write_bytes(b"y")
+    d = a.admit(tmp_path / "x.pdf", "in").document
+    assert d is not None and a.claim(d.id) is not None
+    a.heartbeat()
+    inside, outcome = threading.Event(), []
+
+    def paused_write() -> None:
+        try:
+            with a.holding(d.id), a._tx() as db:
+                db.execute("UPDATE documents SET error='paused' WHERE id=?", (d.id,))
+                time.sleep(1.5)
+                db.execute("SELECT 1")  # its last statement: the server's idle clock starts here
+                inside.set()
+                time.sleep(6.0)  # "SIGSTOP" with the row and the serial lock held
+            outcome.append("committed")
+        except sqlite3.Error as e:
+            outcome.append(type(e).__name__)
+
+    t = threading.Thread(target=paused_write)
+    t.start()
+    assert inside.wait(10)
+    time.sleep(0.8)  # a's lease (from its last beat) has run out; its session is not ended yet
+    t0 = time.monotonic()
+    assert b.heartbeat() == []  # its row is locked: skipped, not waited for
+    assert time.monotonic() - t0 < 1.0
+    t0 = time.monotonic()
+    assert b.admit(tmp_path / "y.pdf", "in").action == AdmitAction.QUEUED  # behind the serial lock a holds
+    assert time.monotonic() - t0 < 3.0  # the server ended a's session after 2 s idle in its transaction
+    deadline = time.monotonic() + 5
+    while d.id not in b.heartbeat() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert b.claim(d.id) is not None
+    t.join()
+    assert outcome == ["JournalUnavailable"]
+    row = b.get(d.id)
+    assert row is not None and row.error is None and row.state.value == "processing"

@@ -435,10 +435,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if "daemons" in summary:
         print("daemons of this journal:")
         for d in summary["daemons"]:
-            seen = format_duration(max(0.0, time.time() - d["heartbeat"]))
-            alive = "alive" if d["alive"] else "gone"
-            print(f"  {d['host']} pid {d['pid']} ({d['state_dir']}): {alive}, last heartbeat {seen} ago, "
-                  f"{d['pages_per_s']:.2f} pages/s, {d['pages_done']} pages done")
+            seen = format_duration(d["heartbeat_age_seconds"])
+            holding = f", holding {', '.join(f'doc-{i}' for i in d['holding'])}" if d["holding"] else ""
+            print(f"  {d['host']} pid {d['pid']} ({d['state_dir']}): {d['state']}, last heartbeat {seen} ago, "
+                  f"{d['pages_per_s']:.2f} pages/s, {d['pages_done']} pages done{holding}")
     if summary["retrying"]:
         print("retrying (each failed try counts towards daemon.max_attempts):")
         now = time.time()

@@ -16,12 +16,17 @@ Contract:
   made, so tries cut off by crashes count towards the hook's ``attempts`` too.
 - Rows come out as frozen ``Delivery`` records. A read-only journal (``ocr-daemon status``) of a
   daemon that never had hooks has no table: every query then answers empty.
+- A shared journal (several daemons, ``pgstore.py``): a delivery is claimed before it is made
+  (``claim_due``: owner and lease, renewed by the claimant's heartbeat), so one daemon makes each;
+  its outcome is written only by its claimant and ends the claim; a claim whose lease ran out
+  (the daemon died) is taken over by another daemon, which makes the try again (same key).
 - Delivered rows keep their record (when, tries) but drop the payload; pending and failed rows
   keep it (a failed one can be looked at, or delivered again by hand).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -152,7 +157,8 @@ def plan(journal: Journal, doc_id: int, route: str, hooks: Sequence[HookSpec], s
     before the document is recorded done: nothing is delivered before that (module contract)."""
     _ensure(journal)
     now = time.time()
-    with journal._tx() as db:
+    hold = getattr(journal, "holding", None)  # a shared journal: only the document's holder plans (pgstore.py)
+    with hold(doc_id) if hold is not None else contextlib.nullcontext(), journal._tx() as db:
         db.execute("DELETE FROM deliveries WHERE doc_id=?", (doc_id,))
         for h in hooks:
             db.execute(
@@ -176,13 +182,48 @@ def due(journal: Journal, now: float, *, exclude: Sequence[int] = (), doc_ids: S
     return [_delivery(r) for r in rows]
 
 
-def next_try(journal: Journal, *, exclude: Sequence[int] = (), doc_ids: Sequence[int] | None = None) -> float | None:
-    """When the soonest pending delivery of a finished document is due (None: nothing pending)."""
+def claim_due(journal: Journal, now: float, *, exclude: Sequence[int] = (),
+              doc_ids: Sequence[int] | None = None) -> Delivery | None:
+    """The next due delivery for this process to make. The SQLite journal has one daemon: the
+    soonest due (``due``; the dispatcher keeps its own threads apart). A shared journal
+    (``journal.shared``) has several: the row is claimed -- ``owner`` (host:pid) and a lease, in
+    one ``UPDATE ... FOR UPDATE SKIP LOCKED`` -- so each delivery is made by one daemon; the
+    claimant's heartbeat renews the lease, and a claim whose lease ran out (its daemon died) is
+    taken by the next daemon that looks."""
+    if not getattr(journal, "shared", False):
+        got = due(journal, now, exclude=exclude, doc_ids=doc_ids)
+        return got[0] if got else None
     if not _ensure(journal):
         return None
     sql, args = _pending_sql(exclude, doc_ids)
+    owner, lease = journal.owner, journal.lease  # type: ignore[attr-defined]  # PostgresJournal
+    with journal._tx() as db:
+        row = db.execute(
+            "UPDATE deliveries SET owner=?, lease_until=? WHERE id = (SELECT dl.id FROM deliveries dl JOIN documents d"
+            f" ON d.id = dl.doc_id WHERE {sql} AND dl.next_try <= ? AND (dl.owner IS NULL OR dl.lease_until < ?)"
+            " ORDER BY dl.next_try, dl.id LIMIT 1 FOR UPDATE OF dl SKIP LOCKED) RETURNING *",
+            (owner, now + lease, *args, now, now),
+        ).fetchone()
+    return None if row is None else _delivery(row)
+
+
+def _claimed(journal: Journal) -> tuple[str, str, tuple[Any, ...]]:
+    """A shared journal's outcome writes: (SET part ending the claim, WHERE part: only by its
+    claimant, its arguments); nothing for the SQLite journal."""
+    if not getattr(journal, "shared", False):
+        return "", "", ()
+    return ", owner=NULL, lease_until=NULL", " AND owner=?", (journal.owner,)  # type: ignore[attr-defined]
+
+
+def next_try(journal: Journal, *, exclude: Sequence[int] = (), doc_ids: Sequence[int] | None = None) -> float | None:
+    """When the soonest pending delivery of a finished document is due (None: nothing pending);
+    with a shared journal, one another daemon holds is due when its lease runs out."""
+    if not _ensure(journal):
+        return None
+    sql, args = _pending_sql(exclude, doc_ids)
+    when = "GREATEST(dl.next_try, COALESCE(dl.lease_until, 0))" if getattr(journal, "shared", False) else "dl.next_try"
     row = journal._conn().execute(
-        f"SELECT min(dl.next_try) AS t FROM deliveries dl JOIN documents d ON d.id = dl.doc_id WHERE {sql}", args,
+        f"SELECT min({when}) AS t FROM deliveries dl JOIN documents d ON d.id = dl.doc_id WHERE {sql}", args,
     ).fetchone()
     return None if row is None or row["t"] is None else float(row["t"])
 
@@ -201,32 +242,37 @@ def _pending_sql(exclude: Sequence[int], doc_ids: Sequence[int] | None) -> tuple
 
 def started(journal: Journal, delivery_id: int, attempts: int) -> None:
     """A try begins: it counts before it is made, so tries cut off by crashes are bounded too."""
+    _, mine, who = _claimed(journal)
     with journal._tx() as db:
-        db.execute("UPDATE deliveries SET attempts=?, updated=? WHERE id=? AND state='pending'",
-                   (attempts, time.time(), delivery_id))
+        db.execute(f"UPDATE deliveries SET attempts=?, updated=? WHERE id=? AND state='pending'{mine}",
+                   (attempts, time.time(), delivery_id, *who))
 
 
 def delivered(journal: Journal, delivery_id: int, attempts: int) -> None:
+    end, mine, who = _claimed(journal)
     with journal._tx() as db:
         db.execute(
-            "UPDATE deliveries SET state='delivered', attempts=?, error=NULL, payload=NULL, updated=? WHERE id=?"
-            " AND state='pending'", (attempts, time.time(), delivery_id),
+            f"UPDATE deliveries SET state='delivered', attempts=?, error=NULL, payload=NULL, updated=?{end} WHERE id=?"
+            f" AND state='pending'{mine}", (attempts, time.time(), delivery_id, *who),
         )
 
 
 def retry_later(journal: Journal, delivery_id: int, attempts: int, error: str, when: float) -> None:
+    """Pending again, from ``when``; with a shared journal, for any daemon to try."""
+    end, mine, who = _claimed(journal)
     with journal._tx() as db:
         db.execute(
-            "UPDATE deliveries SET attempts=?, error=?, next_try=?, updated=? WHERE id=? AND state='pending'",
-            (attempts, error, when, time.time(), delivery_id),
+            f"UPDATE deliveries SET attempts=?, error=?, next_try=?, updated=?{end} WHERE id=? AND state='pending'{mine}",
+            (attempts, error, when, time.time(), delivery_id, *who),
         )
 
 
 def failed(journal: Journal, delivery_id: int, attempts: int, error: str) -> None:
+    end, mine, who = _claimed(journal)
     with journal._tx() as db:
         db.execute(
-            "UPDATE deliveries SET state='failed', attempts=?, error=?, updated=? WHERE id=? AND state='pending'",
-            (attempts, error, time.time(), delivery_id),
+            f"UPDATE deliveries SET state='failed', attempts=?, error=?, updated=?{end} WHERE id=? AND state='pending'{mine}",
+            (attempts, error, time.time(), delivery_id, *who),
         )
 
 

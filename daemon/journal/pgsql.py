@@ -11,6 +11,7 @@ Contract:
   PostgreSQL then says what is wrong, and the test suite runs every statement on both backends.
 - ``MIGRATIONS``: the PostgreSQL journal's own versions (kept in ``meta.schema_version``); each
   step runs in one transaction, so a journal is never half migrated.
+- ``LeaseLost``: a write refused because the document's claim is no longer this daemon's (fencing).
 - ``journal_error(e)`` turns a psycopg error into the ``sqlite3.Error`` every caller of the journal
   already handles, with the SQLite code that says the same thing (``schema.write_problem``): a
   server that is down, restarting or full is "cannot be written now" (the daemon waits and goes
@@ -72,9 +73,20 @@ _V2 = [
 ]
 
 
+#: Version 3: fencing. ``claim_token`` (a number from ``claim_tokens``, new at every claim): a
+#: document's writes are accepted only with the token of its current claim (``PostgresJournal``);
+#: deliveries are claimed like documents (``owner``, ``lease_until``; ``deliveries.claim_due``).
+_V3 = [
+    "ALTER TABLE documents ADD COLUMN IF NOT EXISTS claim_token BIGINT",
+    "CREATE SEQUENCE IF NOT EXISTS claim_tokens",
+    "ALTER TABLE deliveries ADD COLUMN IF NOT EXISTS owner TEXT",
+    "ALTER TABLE deliveries ADD COLUMN IF NOT EXISTS lease_until DOUBLE PRECISION",
+]
+
+
 def migrations() -> list[list[str]]:
     """Statements of each version, oldest first (version ``i + 1`` is ``migrations()[i]``)."""
-    return [_v1(), _V2]
+    return [_v1(), _V2, _V3]
 
 
 @lru_cache(maxsize=512)
@@ -102,10 +114,27 @@ def dml(sql: str) -> str:
 #: connection (08), resources such as a full disk (53), operator intervention such as a server
 #: shutting down (57), system error (58), and a lock/serialisation conflict (40).
 UNAVAILABLE_CLASSES = frozenset({"08", "53", "57", "58", "40"})
+#: Single states that mean the same: the server ended a session idle in a transaction too long
+#: (``idle_in_transaction_session_timeout``: this process was paused inside one, pgstore.py).
+UNAVAILABLE_STATES = frozenset({"25P03"})
 
 
 class JournalUnavailable(sqlite3.OperationalError):
     """The shared journal cannot be reached or written now (server down, restarting, full)."""
+
+
+class LeaseLost(Exception):  # noqa: N818 - what happened, as the log says it
+    """A write for a document this daemon no longer holds: it was paused or cut off past its lease
+    and the document went back to the queue (and maybe to another daemon). Nothing was written;
+    the daemon drops the document (``service._worker``). Not a ``sqlite3.Error``: the journal
+    itself is fine, so nothing marks it unwritable."""
+
+    def __init__(self, doc_id: int, holder: str | None) -> None:
+        now = f"held by {holder} now" if holder else "queued again for any daemon"
+        super().__init__(f"doc-{doc_id}: lease lost -- this daemon was paused or cut off past its lease and the "
+                         f"document was taken over ({now}); dropped here, nothing more of it written")
+        self.doc_id = doc_id
+        self.holder = holder
 
 
 def journal_error(e: Exception) -> sqlite3.Error:
@@ -118,7 +147,8 @@ def journal_error(e: Exception) -> sqlite3.Error:
         err, code = sqlite3.IntegrityError(str(e)), sqlite3.SQLITE_CONSTRAINT
     elif state[:2] == "53":
         err, code = JournalUnavailable(str(e)), sqlite3.SQLITE_FULL
-    elif (isinstance(e, psycopg.OperationalError | psycopg.InterfaceError) and not state) or state[:2] in UNAVAILABLE_CLASSES:
+    elif ((isinstance(e, psycopg.OperationalError | psycopg.InterfaceError) and not state)
+          or state[:2] in UNAVAILABLE_CLASSES or state in UNAVAILABLE_STATES):
         err, code = JournalUnavailable(str(e) or type(e).__name__), sqlite3.SQLITE_IOERR
     else:
         err, code = sqlite3.OperationalError(str(e)), sqlite3.SQLITE_ERROR

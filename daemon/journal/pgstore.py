@@ -13,15 +13,27 @@ Contract:
 - Claims: ``claim`` takes a queued row with ``SELECT ... FOR UPDATE SKIP LOCKED`` (no advisory
   lock: claims of different rows do not wait for each other) and records the claimant (``owner``
   host:pid, ``owner_node`` host:state_dir) and a lease (``daemon.journal_lease`` seconds).
-- ``heartbeat()`` (a thread, ``start_heartbeat``) renews the leases of this process's rows, keeps its
+- ``heartbeat()`` (a thread, ``start_heartbeat``) renews the leases of this process's rows (and of
+  the hook deliveries it claimed, ``deliveries.claim_due``), keeps its
   ``daemons`` row (status) and puts back to ``queued`` the rows whose lease ran out (a daemon that
   died or lost the server): another daemon takes them and resumes from their recorded pages.
+- Fencing: every write of a document in processing (its pages, outputs planned, strikes, its
+  final state; ``FENCED``, ``record_page``, ``deliveries.plan``) first checks, in its own
+  transaction with the row locked, that the row still carries this process's claim token
+  (``claim_token``, new at every claim). A daemon paused past its lease (SIGSTOP, a long GC, a
+  partition) whose document was put back or taken over gets ``LeaseLost`` and writes nothing:
+  the new holder's results stand alone. The check is the token, not the clock: a daemon that
+  comes back before anyone put its document back keeps it.
+- A daemon paused inside a transaction holds the others up for at most a lease: its sessions
+  have ``idle_in_transaction_session_timeout`` = the lease (the server ends them and frees their
+  locks), and the heartbeat's take-over skips rows locked meanwhile.
 - ``recover`` puts back only this node's rows (an earlier process of the same state folder,
   which the state-dir lock says is gone) and rows whose lease ran out -- never another live
   daemon's.
 - Errors come out as ``sqlite3.Error`` with a SQLite code (``pgsql.journal_error``): a server that
   is down or restarting is "cannot be written now", so the daemon waits, reconnects (a broken
-  connection is dropped and opened again at the next use) and loses nothing.
+  connection is dropped and opened again at the next use) and loses nothing. Reads wait no longer
+  than ``give_up_waits`` says (a stopping daemon's drain deadline).
 - ``readonly=True`` (``ocr-daemon status``) opens a read-only session and creates nothing.
 """
 
@@ -39,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.errors import ExitCode, FatalError
-from daemon.journal.pgsql import JournalUnavailable, dml, journal_error, migrations
+from daemon.journal.pgsql import JournalUnavailable, LeaseLost, dml, journal_error, migrations
 from daemon.journal.rows import _doc
 from daemon.journal.store import Journal
 from daemon.models import Document
@@ -49,6 +61,14 @@ log = logging.getLogger(__name__)
 
 #: The advisory lock key every serialised write takes ("ocr-daemon journal", arbitrary but fixed).
 SERIAL_LOCK = 0x0C2_28
+
+#: ``Journal`` writes of one document in processing, accepted only from its current claim
+#: (fencing, module contract); after the last five the claim is over.
+FENCED = ("set_planned", "set_total_pages", "strike", "set_final_path", "finish", "supersede", "fail",
+          "retry_later", "finish_duplicate")
+RELEASING = frozenset(FENCED[4:])
+#: The token of a claim found lost: every later write of that document is refused until it is claimed again.
+LOST = -1
 
 
 def redact(url: str) -> str:
@@ -118,8 +138,9 @@ class _Conn:
 
         pg = dml(sql)
         returns_id = pg.endswith(" RETURNING id") and "RETURNING" not in sql
-        deadline, delay, told = time.monotonic() + self._journal.wait_reads, 0.2, False
+        until, delay, told = time.monotonic() + self._journal.wait_reads, 0.2, False
         while True:
+            deadline = min(until, self._journal.give_up_at)  # a stop sets give_up_at (``give_up_waits``)
             try:
                 if self.in_tx:
                     return _Cursor(self.raw.execute(pg, tuple(params)), returns_id)
@@ -130,12 +151,13 @@ class _Conn:
                     raise err from e
                 if not self.in_tx:
                     self.close()
-                if self.in_tx or time.monotonic() + delay > deadline:
+                left = deadline - time.monotonic()
+                if self.in_tx or left <= 0:
                     raise err from e
                 if not told:
                     log.warning("the journal %s is out of reach (%s); waiting for it", self._journal.path, err)
                     told = True
-                time.sleep(delay)
+                time.sleep(min(delay, left, 1.0))  # 1 s slices: a stop's give_up_at is seen within a second
                 delay = min(delay * 2, 5.0)
 
 
@@ -158,6 +180,9 @@ class PostgresJournal(Journal):
         #: Seconds a read waits for a server that is away (``_Conn``): the daemon waits as long
         #: as it takes (``factory.open_journal``); ``status`` and the tests fail at once.
         self.wait_reads = wait_reads
+        #: When (monotonic) reads stop waiting for a server that is away, whatever ``wait_reads``
+        #: says: a stopping daemon's drain deadline (``give_up_waits``).
+        self.give_up_at = float("inf")
         self.host = socket.gethostname()
         self.owner = f"{self.host}:{os.getpid()}"
         self.node = f"{self.host}:{self.state_dir.absolute()}"
@@ -166,6 +191,10 @@ class PostgresJournal(Journal):
         self._beat_stop = threading.Event()
         self._beat: threading.Thread | None = None
         self.started = time.time()
+        #: The claim token of each document this process holds (``claim``), checked by every write
+        #: of it (``holding``); ``LOST`` once a write found the claim gone.
+        self._held: dict[int, int] = {}
+        self._held_lock = threading.Lock()
         try:
             if readonly:
                 self._conn().execute("SELECT count(*) FROM documents").fetchone()
@@ -191,6 +220,11 @@ class PostgresJournal(Journal):
                                   application_name=f"ocr-daemon {self.owner}"[:63])
             if self.readonly:
                 raw.execute("SET default_transaction_read_only = on")
+            else:
+                # A process paused inside a transaction (SIGSTOP, a long GC, a partition) keeps its
+                # row locks and maybe the serial lock: the server ends that session after a lease
+                # of idleness, so it holds up the other daemons no longer than it keeps its documents
+                raw.execute(f"SET idle_in_transaction_session_timeout = {int(max(1.0, self.lease) * 1000)}")
         except psycopg.Error as e:
             raise journal_error(e) from e
         return raw
@@ -217,6 +251,9 @@ class PostgresJournal(Journal):
                 try:
                     if serial:
                         db.execute("SELECT pg_advisory_xact_lock(?)", (SERIAL_LOCK,))
+                    fence = getattr(self._local, "fence", None)
+                    if fence is not None:
+                        self._check_claim(db, fence)
                     yield db
                 finally:
                     db.in_tx = False
@@ -231,8 +268,18 @@ class PostgresJournal(Journal):
             raise err from e
 
     def close(self) -> None:
-        self.stop_heartbeat()
+        """Close this thread's connection, as ``Journal.close`` does -- and nothing more: the HTTP
+        endpoint's and the hooks' threads call it after each job, and the heartbeat must go on
+        (it stops with ``stop_heartbeat``, at the daemon's stop). Closing it here stopped the
+        heartbeat at the first ``/status`` request, and the daemon's leases ran out under it."""
         self._drop()
+
+    def give_up_waits(self, at: float) -> None:
+        """Reads waiting for the server give up (``JournalUnavailable``) at ``at`` (monotonic):
+        the daemon calls it when asked to stop, with its drain deadline, so a stop while the
+        database is down ends in bounded time (the documents stay claimed in the journal: this
+        node's next start or, after the lease, another daemon takes them)."""
+        self.give_up_at = min(self.give_up_at, at)
 
     def _migrate(self) -> None:
         """Bring the server's tables to the newest version (``pgsql.migrations``), one
@@ -267,9 +314,44 @@ class PostgresJournal(Journal):
                 return None
             row = db.execute(
                 "UPDATE documents SET state='processing', attempts=attempts+1, started=?, updated=?, owner=?, owner_node=?,"
-                " lease_until=? WHERE id=? RETURNING *", (now, now, self.owner, self.node, now + self.lease, doc_id),
+                " lease_until=?, claim_token=nextval('claim_tokens') WHERE id=? RETURNING *",
+                (now, now, self.owner, self.node, now + self.lease, doc_id),
             ).fetchone()
+        with self._held_lock:
+            self._held[doc_id] = int(row["claim_token"])
         return _doc(row)
+
+    # -- fencing -----------------------------------------------------------------------------
+
+    @contextmanager
+    def holding(self, doc_id: int) -> Iterator[None]:
+        """Within it, every write transaction of this thread first checks that ``doc_id`` is
+        still this process's claim (``_check_claim``) -- in the same transaction, with the row
+        locked, so no heartbeat of another daemon can put it back between the check and the write."""
+        prev = getattr(self._local, "fence", None)
+        self._local.fence = doc_id
+        try:
+            yield
+        finally:
+            self._local.fence = prev
+
+    def _check_claim(self, db: _Conn, doc_id: int) -> None:
+        """Raise ``LeaseLost`` unless ``doc_id`` is in processing under this process's claim token.
+        A document this process never claimed (``admit_unreadable``'s, failed at once) is not checked."""
+        with self._held_lock:
+            token = self._held.get(doc_id)
+        if token is None:
+            return
+        row = db.execute("SELECT state, owner, claim_token FROM documents WHERE id=? FOR UPDATE", (doc_id,)).fetchone()
+        if token != LOST and row is not None and row["state"] == "processing" and row["claim_token"] == token:
+            return
+        with self._held_lock:
+            self._held[doc_id] = LOST
+        raise LeaseLost(doc_id, row["owner"] if row is not None and row["state"] == "processing" else None)
+
+    def _released(self, doc_id: int) -> None:
+        with self._held_lock:
+            self._held.pop(doc_id, None)
 
     def recover(self, keep: Collection[int] = (), not_before: float = 0.0) -> int:
         """Put back to ``queued`` this node's rows left in ``processing`` (but ``keep``) and every
@@ -286,11 +368,11 @@ class PostgresJournal(Journal):
 
     def record_page(self, doc_id: int, key: str, page: PageResult) -> None:
         """As ``Journal.record_page``, without the serial lock (only the claimant writes a
-        document's pages), renewing the document's lease on the way."""
+        document's pages: fenced, ``holding``), renewing the document's lease on the way."""
         import json
 
         now = time.time()
-        with self._tx(serial=False) as db:
+        with self.holding(doc_id), self._tx(serial=False) as db:
             db.execute(
                 "INSERT OR REPLACE INTO pages(doc_id, idx, key, text, engine, seconds, flags, meta, source, info, created)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -312,9 +394,13 @@ class PostgresJournal(Journal):
                 (self.node, self.host, os.getpid(), self.started, now, pages_done, pages_per_s),
             )
             db.execute("UPDATE documents SET lease_until=? WHERE owner=? AND state='processing'", (now + self.lease, self.owner))
+            db.execute("UPDATE deliveries SET lease_until=? WHERE owner=? AND state='pending'", (now + self.lease, self.owner))
+            # SKIP LOCKED: a row locked by a daemon paused inside a transaction is not waited for
+            # (the beat would stall with it); its session ends within a lease, and a later beat takes it
             rows = db.execute(
-                "UPDATE documents SET state='queued', owner=NULL, lease_until=NULL, updated=?"
-                " WHERE state='processing' AND lease_until < ? RETURNING id, path", (now, now),
+                "UPDATE documents SET state='queued', owner=NULL, lease_until=NULL, updated=? WHERE id IN (SELECT id"
+                " FROM documents WHERE state='processing' AND lease_until < ? FOR UPDATE SKIP LOCKED) RETURNING id, path",
+                (now, now),
             ).fetchall()
         for r in rows:
             log.warning("doc-%d: its daemon's lease ran out (the daemon stopped or lost the journal): queued again "
@@ -348,23 +434,57 @@ class PostgresJournal(Journal):
             self._beat = None
             with suppress(sqlite3.Error), self._tx(serial=False) as db:
                 db.execute("UPDATE daemons SET stopped=? WHERE node=?", (time.time(), self.node))
+                # deliveries a stop cut off: for any daemon now, not after the lease
+                db.execute("UPDATE deliveries SET owner=NULL, lease_until=NULL WHERE owner=?", (self.owner,))
 
     # -- status ------------------------------------------------------------------------------
 
     def daemons(self) -> list[dict[str, Any]]:
-        """Every daemon of this journal: host, pid, state folder, last heartbeat, pages/s, and
-        whether it is alive (a heartbeat within the lease, not stopped)."""
+        """Every daemon of this journal: host, pid, state folder, last heartbeat (and its age),
+        pages/s, the documents it holds, and its ``state``: ``alive`` (a heartbeat within the
+        lease), ``stale`` (none within the lease and no clean stop: killed, paused, cut off -- its
+        documents go to the others) or ``stopped`` (a clean stop); ``alive`` is that state == alive."""
         now = time.time()
         rows = self._conn().execute("SELECT * FROM daemons ORDER BY node").fetchall()
-        return [
-            {"host": r["host"], "pid": int(r["pid"]), "state_dir": r["node"].split(":", 1)[1],
-             "started": round(r["started"], 3), "heartbeat": round(r["heartbeat"], 3),
-             "pages_done": int(r["pages_done"]), "pages_per_s": round(r["pages_per_s"], 3),
-             "alive": r["stopped"] is None and now - r["heartbeat"] <= self.lease}
-            for r in rows
-        ]
+        held: dict[str, list[int]] = {}
+        for r in self._conn().execute("SELECT id, owner FROM documents WHERE state='processing' AND owner IS NOT NULL"
+                                      " ORDER BY id").fetchall():
+            held.setdefault(r["owner"], []).append(int(r["id"]))
+        out = []
+        for r in rows:
+            state = "stopped" if r["stopped"] is not None else "alive" if now - r["heartbeat"] <= self.lease else "stale"
+            out.append({
+                "host": r["host"], "pid": int(r["pid"]), "state_dir": r["node"].split(":", 1)[1],
+                "started": round(r["started"], 3), "heartbeat": round(r["heartbeat"], 3),
+                "heartbeat_age_seconds": round(max(0.0, now - r["heartbeat"]), 3),
+                "pages_done": int(r["pages_done"]), "pages_per_s": round(r["pages_per_s"], 3),
+                "state": state, "alive": state == "alive",
+                "holding": held.get(f"{r['host']}:{int(r['pid'])}", []) if state != "stopped" else [],
+            })
+        return out
 
     def holders(self) -> dict[int, dict[str, Any]]:
         """Who holds each document in processing: {doc id: {"owner": host:pid, "lease_until": t}}."""
         rows = self._conn().execute("SELECT id, owner, lease_until FROM documents WHERE state='processing'").fetchall()
         return {int(r["id"]): {"owner": r["owner"], "lease_until": r["lease_until"]} for r in rows}
+
+
+def _fenced(name: str) -> Callable[..., Any]:
+    """``Journal.<name>(doc_id, ...)`` checked against the claim (``holding``); the last writes of
+    a claim (``RELEASING``) end it."""
+    base = getattr(Journal, name)
+
+    def method(self: PostgresJournal, doc_id: int, *args: Any, **kwargs: Any) -> Any:
+        with self.holding(doc_id):
+            out = base(self, doc_id, *args, **kwargs)
+        if name in RELEASING:
+            self._released(doc_id)
+        return out
+
+    method.__name__ = name
+    method.__doc__ = base.__doc__
+    return method
+
+
+for _name in FENCED:
+    setattr(PostgresJournal, _name, _fenced(_name))

@@ -12,6 +12,8 @@ Contract:
   journal (the one replaced is set aside, kept); then the documents finished since the backup are
   added from their sidecars, so they are not done twice. A damaged backup is refused, naming
   the others.
+- A shared journal (``daemon.journal_url``, PostgreSQL) is refused with a sentence (exit 2):
+  pg_dump/pg_restore back it up and put it back (``SHARED_REFUSAL`` says why not here).
 - Both check the whole file (no time limit: an operator is waiting for exactly this) and print
   what they did; exit 0, or 4 when there is nothing usable to restore.
 """
@@ -29,6 +31,16 @@ from daemon.errors import ExitCode
 from daemon.journal import backup, guard, rebuild
 from daemon.journal.store import Journal, journal_path
 
+#: ``journal rebuild|restore`` with a shared journal. Refused, not done: the state lock guards one
+#: host's daemon only, so rebuilding or replacing a journal that daemons on other hosts may be
+#: writing cannot be made safe from here; PostgreSQL's own tools back it up and put it back.
+SHARED_REFUSAL = (
+    "ocr-daemon journal {action}: this config's journal is shared in PostgreSQL (daemon.journal_url), and "
+    "journal rebuild/restore work on the SQLite journal of one state folder only: nothing was done. Back the "
+    "shared journal up with pg_dump and put it back with pg_restore, with every daemon of it stopped "
+    "(docs/scaling.md)."
+)
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of the ``journal`` subcommand."""
@@ -44,6 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``journal rebuild|restore``; returns the exit code."""
     cfg = load_config(args.config)
+    if cfg.daemon.journal_url:
+        print(SHARED_REFUSAL.format(action=args.action), file=sys.stderr)
+        return ExitCode.CONFIG
     state = cfg.daemon.state_dir
     lock = guard.StateLock(state)
     try:

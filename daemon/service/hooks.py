@@ -7,7 +7,9 @@ Contract:
   read, no write.
 - ``Dispatcher`` delivers them on ``HOOK_THREADS`` daemon threads of the daemon: started by the
   service (resuming what a stop or crash left pending), woken when a document is done, and
-  polling every ``POLL`` seconds for rows another process (``ocr-daemon once``) left. Each try's
+  polling every ``POLL`` seconds for rows another process (``ocr-daemon once``) left. With a
+  shared journal each delivery is claimed first (``deliveries.claim_due``): one daemon makes it,
+  and another takes it over when the claimant's lease runs out. Each try's
   outcome is committed: delivered, failed (tries used up, or a webhook's permanent 4xx) or pending
   with the next try after an exponential backoff (``on_done.backoff`` doubling up to
   ``backoff_max``). ``run_now()``/``run_for_once()`` are ``ocr-daemon once``'s: the given
@@ -194,10 +196,10 @@ class Dispatcher:
     def _claim(self) -> tuple[Delivery | None, float]:
         """(the next due delivery, marked in flight; 0) or (None, seconds until one may be due)."""
         now = time.time()
-        got = deliveries.due(self.journal, now, exclude=sorted(self._in_flight))
-        if got:
-            self._in_flight.add(got[0].id)
-            return got[0], 0.0
+        got = deliveries.claim_due(self.journal, now, exclude=sorted(self._in_flight))  # one daemon each (shared)
+        if got is not None:
+            self._in_flight.add(got.id)
+            return got, 0.0
         t = deliveries.next_try(self.journal, exclude=sorted(self._in_flight))
         return None, POLL if t is None else min(POLL, max(0.05, t - now))
 
@@ -279,12 +281,12 @@ class Dispatcher:
         deadline = time.monotonic() + wait
         while True:
             now = time.time()
-            got = deliveries.due(self.journal, now, doc_ids=doc_ids)
-            if got and time.monotonic() < deadline:
-                self.deliver(got[0])
+            got = deliveries.claim_due(self.journal, now, doc_ids=doc_ids)
+            if got is not None and time.monotonic() < deadline:
+                self.deliver(got)
                 continue
             t = deliveries.next_try(self.journal, doc_ids=doc_ids)
-            if got or t is None or time.monotonic() + (t - now) >= deadline:
+            if got is not None or t is None or time.monotonic() + (t - now) >= deadline:
                 break
             time.sleep(max(0.0, t - now))
         by_state: dict[str, list[Delivery]] = {}

@@ -11,7 +11,8 @@ Contract:
   ``hook_delivery`` (one try of an ``on_done`` hook, by kind and outcome)): each is a
   one-line hook, thread-safe, cheap (a lock and a few additions) and never raises.
 - Values only known at scrape time (documents by state from the journal, queue depth, hook
-  deliveries pending, engine restarts, GPU memory) are read from the running service by ``ServiceCollector`` when
+  deliveries pending, engine restarts, GPU memory, every daemon of a shared journal:
+  ``ocr_daemon_fleet_daemon_*{host,pid}``) are read from the running service by ``ServiceCollector`` when
   ``/metrics`` is asked for; nothing polls in the background.
 - ``live_progress()`` is the one place that says how far each document in flight is. It is built
   on the page counts these hooks see; once the journal records finished pages (issue 17, page-
@@ -388,6 +389,7 @@ class ServiceCollector(Collector):
         restarts = float(stats.get("restarts", 0)) if isinstance(stats, dict) else 0.0
         yield CounterMetricFamily("ocr_daemon_engine_restarts", "Restarts of the OCR engine since the daemon started",
                                   value=restarts)
+        yield from _fleet(svc.journal)
         mem = gpu_memory(svc.engine)
         if mem:
             g = GaugeMetricFamily("ocr_daemon_gpu_memory_bytes", "GPU memory in use and in total", labels=["gpu", "kind"])
@@ -395,6 +397,37 @@ class ServiceCollector(Collector):
                 g.add_metric([idx, "used"], used)
                 g.add_metric([idx, "total"], total)
             yield g
+
+
+def _fleet(journal: Any) -> Iterator[Metric]:
+    """Per-daemon series of a shared journal (``PostgresJournal.daemons``), labelled ``host``,
+    ``pid``: every daemon of the journal, so one scrape of any daemon shows the whole fleet.
+    Nothing for the SQLite journal (it has one daemon: the rest of /metrics is it)."""
+    daemons = getattr(journal, "daemons", None)
+    if daemons is None:
+        return
+    try:
+        rows = daemons()
+    except Exception:  # the server away: the scrape goes on without the fleet
+        return
+    labels = ["host", "pid"]
+    age = GaugeMetricFamily("ocr_daemon_fleet_daemon_heartbeat_age_seconds",
+                            "Seconds since each daemon of the shared journal last renewed its leases", labels=labels)
+    rate = GaugeMetricFamily("ocr_daemon_fleet_daemon_pages_per_second",
+                             "Pages per second of each daemon of the shared journal (last minute, its last heartbeat)",
+                             labels=labels)
+    alive = GaugeMetricFamily("ocr_daemon_fleet_daemon_alive",
+                              "1 while a daemon of the shared journal heartbeats within its lease; 0 stale or stopped",
+                              labels=labels)
+    held = GaugeMetricFamily("ocr_daemon_fleet_daemon_documents_held",
+                             "Documents each daemon of the shared journal holds (processing under its lease)", labels=labels)
+    for d in rows:
+        key = [str(d["host"]), str(d["pid"])]
+        age.add_metric(key, d["heartbeat_age_seconds"])
+        rate.add_metric(key, d["pages_per_s"])
+        alive.add_metric(key, 1 if d["alive"] else 0)
+        held.add_metric(key, len(d["holding"]))
+    yield from (age, rate, alive, held)
 
 
 METRICS = Metrics()

@@ -6,7 +6,8 @@ Contract:
   ``failed`` (source moved to the failed folder with ``<name>.error.txt``), or back in
   ``queued`` with a not-before time (transient problem; returns the delay). It never raises for a
   problem with the document; it raises only if the journal itself is unusable (a write that
-  fails for want of space, I/O or a lock: the service takes no document until it can write).
+  fails for want of space, I/O or a lock: the service takes no document until it can write), or
+  ``LeaseLost`` when a shared journal says another daemon holds the document now (fencing, pgstore.py).
 - Pages are rendered in worker processes (a crash or hang of the renderer cannot take the daemon
   down) and each page is submitted to the engine as soon as it is rendered, so the engine sees
   pages of several documents at once and batches them. At most ``window`` pages of one document
@@ -57,6 +58,7 @@ from daemon.engines.base import Engine
 from daemon.errors import InputError, OcrDaemonError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
 from daemon.intake.batch import part_info
+from daemon.journal.pgsql import LeaseLost
 from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, Progress, RenderOptions, RouteDecision
@@ -168,6 +170,8 @@ class Pipeline:
             if changed(doc, src):  # the error was about content that is no longer there
                 return self._superseded(doc)
             return self._fail(doc, src, e.reason)
+        except LeaseLost:
+            raise  # another daemon holds it now (a shared journal): nothing more is written for it
         except sqlite3.Error as e:
             if write_problem(e):  # the journal cannot be written: not this document's fault, and
                 raise  # no strike could be recorded; the service waits for the journal (service.py)

@@ -3,7 +3,13 @@
 Contract:
 - ``Service.run()`` blocks until SIGTERM/SIGINT (or ``request_stop()``), then drains: stops taking
   new files, lets in-flight documents finish for up to ``daemon.drain_timeout`` seconds, and
-  leaves anything unfinished ``queued`` in the journal for the next start. Returns an exit code.
+  leaves anything unfinished ``queued`` in the journal for the next start. Returns an exit code
+  (0 after a stop). The drain's end is fixed when the stop is asked for; a shared journal's reads
+  stop waiting for an unreachable database then, so a stop with the database down is bounded too
+  (its documents stay claimed: this state folder's next start or, after the lease, another daemon
+  takes them).
+- A shared journal's ``LeaseLost`` (this daemon was paused past its lease and the document taken
+  over: fencing, ``journal.pgstore``) drops that document in its worker, which goes on.
 - Start order: state lock -> journal checked (``journal.guard.open_state``: damaged -> exit 4,
   lost -> rebuilt from the outputs) -> journal recovery (crash leftovers re-queued) -> engine ->
   observers -> initial scan -> ``READY=1``. Events arriving during the scan are not lost: the
@@ -24,12 +30,13 @@ Contract:
   ``workers`` threads process; ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started
   after the journal recovery, stopped after the drain).
 
-Just over ~500 lines: the workers' loop and what it does when the journal fails under it belong
+Over ~500 lines (571): the workers' loop and what it does when the journal fails under it belong
 with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import logging
 import os
@@ -57,6 +64,7 @@ from daemon.intake.watch import InboxWatcher
 from daemon.journal import backup
 from daemon.journal.guard import open_state, write_marker
 from daemon.journal.health import JournalHealth
+from daemon.journal.pgsql import LeaseLost
 from daemon.journal.store import AdmitAction
 from daemon.models import Candidate
 from daemon.names import for_log
@@ -153,6 +161,7 @@ class Service:
         self.scheduler = BackgroundScheduler(daemon=True)
         self._stop = threading.Event()
         self._reload = threading.Event()
+        self._stop_at: float | None = None  # monotonic end of the drain, once a stop was asked for
         self._workers: list[threading.Thread] = []
         self._busy: dict[int, float] = {}  # doc id -> start time, for STATUS and drain
         self._busy_lock = threading.Lock()
@@ -337,6 +346,10 @@ class Service:
                 if doc is None:
                     continue
                 outcome = self.pipeline.process(doc)
+            except LeaseLost as e:  # a shared journal: paused past its lease, taken over (pgstore.py)
+                log.warning("%s", e)
+                metrics.document_finished(doc_id, "taken_over")
+                continue
             except Exception as e:  # process() raises only when the journal itself failed
                 self._stranded(doc_id, e)
                 continue
@@ -435,13 +448,23 @@ class Service:
     # -- main loop --------------------------------------------------------------------------------
 
     def request_stop(self) -> None:
-        self._stop.set()
+        self._begin_stop()
 
     def _signal(self, signum: int, frame: FrameType | None) -> None:
         if signum == signal.SIGHUP:
             self._reload.set()
         else:
-            self._stop.set()
+            self._begin_stop()
+
+    def _begin_stop(self) -> None:
+        """The drain starts now and ends ``drain_timeout`` later; a shared journal's reads stop
+        waiting for an unreachable server then, so a stop while the database is down is bounded too."""
+        if self._stop_at is None:
+            self._stop_at = time.monotonic() + self.cfg.daemon.drain_timeout
+            give_up = getattr(self.journal, "give_up_waits", None)
+            if give_up is not None:
+                give_up(self._stop_at)
+        self._stop.set()
 
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self._signal)
@@ -460,7 +483,8 @@ class Service:
             if wd is not None and self._making_progress(now):
                 notify("WATCHDOG=1")
             if now - last_status > 5:
-                self._status()
+                with contextlib.suppress(sqlite3.Error):  # a shared journal's server away: next time
+                    self._status()
                 last_status = now
         self.shutdown()
         return ExitCode.OK
@@ -519,7 +543,7 @@ class Service:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.queue.close()
-        deadline = time.monotonic() + self.cfg.daemon.drain_timeout
+        deadline = self._stop_at or time.monotonic() + self.cfg.daemon.drain_timeout
         for t in self._workers:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
         # Whatever is still running fails its pages with EngineDeadError -> retried next start.

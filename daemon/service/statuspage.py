@@ -38,7 +38,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;max-width:70em}
 h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}
 table{border-collapse:collapse}td,th{padding:.25em .8em .25em 0;text-align:left;vertical-align:top}
 th{font-weight:600;border-bottom:1px solid #ccc}.num{text-align:right;font-variant-numeric:tabular-nums}
-.ok{color:#176117;font-weight:600}.bad{color:#a11;font-weight:600}.dim{color:#777}
+.ok{color:#176117;font-weight:600}.bad{color:#a11;font-weight:600}.dim{color:#777}.stale{color:#a11}
 progress{width:16em;height:1em}.reason{color:#a11}
 pre{background:#f6f6f6;padding:.8em;overflow:auto;max-height:40em;white-space:pre-wrap;overflow-wrap:anywhere}
 #outputs li,h1{overflow-wrap:anywhere}
@@ -136,6 +136,7 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
         failures = '<p class="dim" id="failures">no failures</p>'
     up = '<p><a href="/upload">Try a file…</a></p>' if upload else ""
     hooks = _hooks_section(st.get("hooks") or {})
+    fleet = _fleet_section(st) if "daemons" in st else ""  # a shared journal only (docs/scaling.md)
     body = f"""
 <h1>ocr-daemon</h1>
 <p>{ready} · engine <b>{_e(live["engine"])}</b> · up {_duration(live["uptime_seconds"])} ·
@@ -147,6 +148,7 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
 <table id="counts"><tr><th>journal state</th><th class="num">documents</th></tr>{rows}</table>
 <h2>In progress</h2>
 {progress}
+{fleet}
 <h2>Pages per second, last {len(live["history"])} minutes</h2>
 {_rate_chart(live["history"])}
 <h2>Failures and retries</h2>
@@ -155,6 +157,29 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
 <p class="dim">Reloads every 5 s · <a href="/status">/status</a> (JSON) · <a href="/metrics">/metrics</a> · <a href="/healthz/ready">/healthz/ready</a></p>
 """
     return _doc("ocr-daemon", body, refresh=5)
+
+
+def _fleet_section(st: dict[str, Any]) -> str:
+    """A shared journal's daemons (``PostgresJournal.daemons``: host, pid, last heartbeat, pages/s,
+    alive/stale/stopped) and every document in progress in the journal with the daemon holding it."""
+    rows = "".join(
+        f'<tr class="daemon {_e(d["state"])}"><td>{_e(d["host"])}</td><td class="num">{_e(d["pid"])}</td>'
+        f'<td class="dim">{_e(d["state_dir"])}</td><td>{_e(d["state"])}</td>'
+        f'<td class="num">{_duration(d["heartbeat_age_seconds"])} ago</td><td class="num">{d["pages_per_s"]:.2f}</td>'
+        f'<td class="num">{_e(d["pages_done"])}</td><td>{_e(", ".join(f"doc-{i}" for i in d["holding"]) or "—")}</td></tr>'
+        for d in st["daemons"]
+    )
+    docs = "".join(
+        f'<tr class="held"><td>doc-{_e(p["id"])}</td><td class="name">{_e(Path(p["path"]).name)}</td>'
+        f'<td class="num">{_e(p["pages_done"])} / {_e("?" if p["pages_total"] is None else p["pages_total"])}</td>'
+        f'<td class="holder">{_e(p.get("held_by") or "—")}</td></tr>'
+        for p in st.get("in_progress", [])
+    )
+    held = (f'<table id="held"><tr><th>document</th><th>file</th><th>pages</th><th>held by (host:pid)</th></tr>{docs}</table>'
+            if docs else '<p class="dim" id="held">nothing in progress in the journal</p>')
+    return ('<h2>Daemons of the shared journal</h2><table id="daemons"><tr><th>host</th><th>pid</th><th>state folder</th>'
+            '<th>state</th><th>last heartbeat</th><th>pages/s</th><th>pages done</th><th>holding</th></tr>'
+            f'{rows}</table>{held}')
 
 
 def _hooks_section(h: dict[str, Any]) -> str:

@@ -9,7 +9,8 @@ on this thread, one page after another, the pages of a document in order (so the
 language memory works as in the daemon, minus pages read at the same time). Every Tesseract
 call is timed in CPU seconds of this thread (``time.thread_time``: a shared machine does not
 inflate it much): the render (with OSD), each ``_ocr`` pass (labelled with its models), the table
-search and read. Prints a table by pass kind and one JSON row per page to --out.
+search and read. Prints a table by pass kind, one JSON row per page to --out, and each document's
+word recall (bench/bench_ocrmypdf.py's measure) of the engine's page texts against the reference.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 os.environ.setdefault("OMP_THREAD_LIMIT", "1")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 
 def main() -> int:
@@ -48,12 +50,13 @@ def main() -> int:
     calls: list[tuple[str, float]] = []
     orig_ocr = eng._ocr
 
-    def timed_ocr(req: Any, apis: Any, langs: list[str], gray: Any) -> Any:
+    def timed_ocr(req: Any, apis: Any, langs: list[str], gray: Any, layout: bool = True) -> Any:
         t = time.thread_time()
         try:
-            return orig_ocr(req, apis, langs, gray)
+            return orig_ocr(req, apis, langs, gray, layout=layout)
         finally:
-            calls.append(("ocr:" + "+".join(langs if len(langs) < 4 else [f"{len(langs)} models"]), time.thread_time() - t))
+            kind = ("ocr:" if layout else "probe:") + "+".join(langs if len(langs) < 4 else [f"{len(langs)} models"])
+            calls.append((kind, time.thread_time() - t))
 
     orig_tables = eng._tables
 
@@ -73,8 +76,12 @@ def main() -> int:
     counts: collections.Counter[str] = collections.Counter()
     pages = 0
     rows = []
+    from bench_ocrmypdf import recall
+
+    found_all = ref_all = 0
     for d in docs:
         path = args.corpus / "corpus" / d["file"]
+        texts = []
         for i in range(d["pages"]):
             t = time.thread_time()
             page = render.render_page(path, i, opts)
@@ -97,12 +104,17 @@ def main() -> int:
                    "passes": [(k, round(v, 3)) for k, v in calls], "conf": res.meta.get("confidence"),
                    "languages": res.meta.get("languages")}
             rows.append(row)
+            texts.append(res.text)
             print(json.dumps(row), flush=True)
+        found, total = recall(d["reference"], "\n\n".join(texts))
+        found_all, ref_all = found_all + found, ref_all + total
+        print(json.dumps({"file": d["file"], "recall": round(found / max(1, total), 4)}), flush=True)
     eng.close()
     print(f"\n{pages} pages; CPU s per page by pass kind (calls):")
     for k, v in totals.most_common():
         print(f"  {k:<28} {v / pages:6.3f}  ({counts[k]})")
     print(f"  {'total':<28} {sum(totals.values()) / pages:6.3f}")
+    print(f"pooled word recall {found_all / max(1, ref_all):.4f}")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             for r in rows:

@@ -386,7 +386,8 @@ def read_scanned_page(
         top = 0.0
         for g in [*grids, None]:
             bottom = g.bbox[1] if g is not None else float(h)
-            parts += [escape_plain(p) for p in _layout_text(words, top, bottom, grids)]
+            # the same paragraphs as the image branch below: Tesseract's blocks as its chunks
+            parts += plain_paragraphs("\n\n".join(_layout_text(words, top, bottom, grids)))
             if g is None:
                 break
             if any(c.text for c in g.cells):

@@ -7,14 +7,14 @@ Contract:
   (a scanned ruled table's lines), in pixels, numpy only; long against the page's size and
   against its strokes' thickness (``stroke_width``), so the letters of one line of text scaled
   up to the page size are no rules.
-- ``find_image_grids(gray, segments=None) -> list[Grid]`` (ruled tables of at least 2 rows and 2
+- ``find_image_grids(gray, segments=None, light=None) -> list[Grid]`` (ruled tables of at least 2 rows and 2
   columns: thin rules, light grey or dark, ``daemon.pages.scanrules``, then dark runs where no such
-  grid is) and ``find_image_rule_regions(gray, grids, segments=None) -> list[RuleRegion]`` (regions
+  grid is) and ``find_image_rule_regions(gray, grids, segments=None, light=None)`` (regions
   between long thin horizontal rules, light grey and skewed ones too, with no vertical rule along
   half their height, and no grid over a quarter of their area): no OCR (~10 ms CPU per 1540 px
   page for the dark rules, bench/RESULTS.md; the light ones add ~50-100 ms, "Tables" there); the
-  engine runs them on every page it reads, with ``image_segments`` computed once for both
-  (``segments``).
+  engine runs them on every page it reads, with ``image_segments`` and ``scanrules.light_segments``
+  computed once for both (``segments``, ``light``).
 - ``find_unruled_tables(layout, taken) -> list[Grid]``: tables with no rules at all (an
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
   outside the boxes ``taken`` by ruled tables: at least ``tables.MIN_UNRULED_ROWS`` consecutive text
@@ -142,15 +142,23 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
     return h, v
 
 
-def find_image_grids(gray: Any, segments: tuple[list[Seg], list[Seg]] | None = None) -> list[Grid]:
+def find_image_grids(
+    gray: Any, segments: tuple[list[Seg], list[Seg]] | None = None, light: tuple[list[Seg], list[Seg]] | None = None,
+) -> list[Grid]:
     """Ruled tables on a page image (pixels): thin rules, light or dark (``scanrules``), then dark
-    runs; ``segments``: the page's ``image_segments`` if known."""
+    runs; ``segments``: the page's ``image_segments``, ``light``: its ``light_segments``, if known."""
     from daemon.pages.scanrules import light_grids
 
     # thin rules, light grey or dark, chained across a skewed scan's staircase (an invoice's
     # grey item table was lost, a skewed dark grid got sliver rows: issue 26); then grids of
-    # the dark runs where there is none (rules thicker than a thin rule)
-    grids = light_grids(gray, [])
+    # the dark runs where there is none (rules thicker than a thin rule). With ``light``:
+    # ``light_grids`` with nothing taken, on thin rules found once for this and the rule regions
+    # (``light_segments`` is 0.1 s of a 300 dpi page's 0.35 s table search, issue 26)
+    if light is None:
+        grids = light_grids(gray, [])
+    else:
+        lh, lv = light
+        grids = [g for g in find_grids(lh, lv, tol=4.0) if g.n_rows >= 2] if len(lh) >= 2 and len(lv) >= 2 else []
     h, v = segments if segments is not None else image_segments(gray)
     # one row of boxes on a page image is a form field or a frame around a title (three such
     # "tables" of one row on a scanned web page in the tune set), not a table
@@ -177,6 +185,7 @@ MAX_RULE_THICKNESS = 6
 
 def find_image_rule_regions(
     gray: Any, grids: list[Grid], segments: tuple[list[Seg], list[Seg]] | None = None,
+    light: tuple[list[Seg], list[Seg]] | None = None,
 ) -> list[RuleRegion]:
     """Regions of a page image between long horizontal rules (>= a quarter of the page wide)
     that no vertical rule touches and no ruled grid covers (``segments``: ``image_segments``)."""
@@ -188,7 +197,7 @@ def find_image_rule_regions(
     hgt, wid = a.shape
     # thin light or dark runs, joined below into rules: a rule on a skewed scan is a staircase
     # of runs, none a quarter of the page long (the generated scans' grey row rules were lost)
-    thin, _ = light_segments(a)
+    thin, _ = light if light is not None else light_segments(a)
     if len(thin) < 2:
         return []
     _, v = segments if segments is not None else image_segments(gray)

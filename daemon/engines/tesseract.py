@@ -75,6 +75,7 @@ from typing import Any
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, PageRequest
 from daemon.engines.tessplan import (
+    CJK_UNDECIDED,
     LATIN,
     LEARN_MIN_CHARS,
     TESS_CODES,
@@ -422,6 +423,8 @@ class TesseractEngine(Engine):
                         lambda: Plan(choose_languages(allowed, script, known)), degraded)
         if plan.language is not None and plan.language != known:
             self._remember(req.doc_tag, plan.language)
+        elif plan.language is None and known is None and not lang_pass_is_latin(plan.models):
+            self._remember(req.doc_tag, CJK_UNDECIDED)  # (tessplan.CJK_UNDECIDED)
         return plan
 
     def _flip_check(

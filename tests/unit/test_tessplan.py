@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import docgen
 
-from daemon.engines.tessplan import cjk_language, fits, models_for, plan_page
+from daemon.engines.tessplan import CJK_UNDECIDED, cjk_language, fits, models_for, plan_page
 
 ALL = ["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
 
@@ -85,3 +85,19 @@ def test_a_page_of_numbers_is_not_made_cjk_by_a_better_cjk_read() -> None:
     band = Band((numbers, 56.0), (numbers, 67.0))
     plan = plan_page(ALL, "Latin", None, band)
     assert len(band.calls) == 2 and plan.models == ["eng"] and plan.decide_after
+
+
+def test_a_latin_page_of_a_document_with_an_undecided_cjk_page_is_probed_with_cjk_models() -> None:
+    # the English band reads well (72: above the CJK retry's 70), the CJK band better, as Japanese
+    ja = docgen.SAMPLES["ja"] * 3
+    band = Band((docgen.SAMPLES["en"] * 2, 72.0), (ja, 91.0))
+    plan = plan_page(ALL, "Latin", CJK_UNDECIDED, band)
+    assert band.calls == [["eng"], ["chi_sim", "chi_tra", "jpn"]]
+    assert plan.models == ["jpn"] and plan.language == "ja"
+    # ... not in a document without one
+    band = Band((docgen.SAMPLES["en"] * 2, 72.0), (ja, 91.0))
+    assert plan_page(ALL, "Latin", None, band).models == ["eng"] and band.calls == [["eng"]]
+    # a Latin page of such a document that the CJK models read no better stays Latin
+    band = Band((docgen.SAMPLES["de"] * 2, 90.0), ("", 40.0))
+    plan = plan_page(ALL, "Latin", CJK_UNDECIDED, band)
+    assert plan.models == ["deu", "eng"] and plan.language == "de"

@@ -8,9 +8,10 @@ any Unix tool killed by SIGPIPE, no traceback).
 
 ``status`` needs only the state folder: it reads ``daemon.state_dir`` leniently from a
 ``rules.yaml`` that does not validate (and says so), so an operator can look at the journal while
-fixing the config. ``once`` shows a progress bar per file on a terminal (``tqdm``: the widely used
-bar library, already a dependency of the vLLM stack; it redraws in place, sizes to the terminal and
-computes rates), and plain progress lines on stderr otherwise.
+fixing the config. ``once`` is ``daemon.once`` (files processed several at once, results printed in
+the order given; a ``tqdm`` progress bar on a terminal -- the widely used bar library, already a
+dependency of the vLLM stack; it redraws in place, sizes to the terminal and computes rates -- and
+plain progress lines on stderr otherwise).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from daemon import __version__, procenv
 from daemon.config import (
@@ -35,18 +35,8 @@ from daemon.config import (
     load_config,
 )
 from daemon.config.validate import http_notes, http_problems
-from daemon.errors import (
-    ConfigError,
-    ExitCode,
-    FatalError,
-    InputError,
-    OcrDaemonError,
-    TransientError,
-    exit_code_for,
-)
-from daemon.fsio import is_within
+from daemon.errors import ConfigError, ExitCode, FatalError, TransientError, exit_code_for
 from daemon.models import format_duration
-from daemon.onceprogress import OnceProgress
 
 #: Exit code after the output's reader went away (128 + SIGPIPE, as a shell reports a tool it killed).
 EXIT_BROKEN_PIPE = 141
@@ -172,153 +162,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     return svc.run()
 
 
-def _inbox_for(cfg: Config, path: Path) -> str:
-    ap = path.resolve()
-    for ib in cfg.inboxes:
-        root = ib.path.resolve()
-        if is_within(ap.parent, root) if ib.recursive else ap.parent == root:
-            return ib.name
-    return "once"
-
-
 def cmd_once(args: argparse.Namespace) -> int:
-    from daemon.engines import create_engine
-    from daemon.intake.batch import Splitter
-    from daemon.journal.guard import open_state
-    from daemon.journal.store import AdmitAction
-    from daemon.service.pipeline import Pipeline
+    from daemon.once import run_once
 
-    cfg = _load(args.config)
-    journal, _lock = open_state(cfg)  # like ``run``: refused while a daemon uses this state dir
-    engine = create_engine(cfg, args.engine)
-    engine.start()
-    bar = OnceProgress(sys.stderr)
-    pipeline = Pipeline(cfg, journal, engine, on_progress=bar)
-    splitter = Splitter(cfg, pipeline.pool)  # scanner batches of inboxes that split them (docs/batches.md)
-    failures = 0
-    finished: list[int] = []  # documents done/duplicate in this run: their on_done hooks run at the end
-    todo = [(Path(f), Path(os.path.abspath(f))) for f in args.files]
-    try:
-        while todo:
-            f, path = todo.pop(0)
-            t0 = time.monotonic()
-            if not os.path.lexists(path):
-                if args.jsonl:
-                    _print_jsonl(_once_record(f, journal, None, "missing", 0.0, "no such file"))
-                else:
-                    print(f"{f}: no such file", file=sys.stderr)
-                failures += 1
-                continue
-            parts = _split_once(splitter, journal, cfg, f, path, args.jsonl)
-            if parts is not None:  # its parts are processed next, each as its own document
-                todo[:0] = [(p, p) for p in parts]
-                failures += not parts
-                continue
-            adm = journal.admit(path, _inbox_for(cfg, path), duplicates=cfg.daemon.duplicates)
-            doc = adm.document
-            if adm.action == AdmitAction.KNOWN and doc is not None:
-                row = journal.get(doc.id)
-                if args.jsonl:
-                    _print_jsonl(_once_record(f, journal, doc.id, str(row.state) if row else "?", 0.0,
-                                              row.error if row else None))
-                    continue
-                print(f"{f}: already {row.state if row else '?'} as doc-{doc.id} (ocr-daemon requeue {f} to process it again)")
-                for o in row.outputs if row else ():
-                    print(f"  {o}")
-                continue
-            assert doc is not None
-            claimed = journal.claim(doc.id)
-            if claimed is None:
-                if args.jsonl:
-                    _print_jsonl(_once_record(f, journal, doc.id, "busy", 0.0, "being processed by another ocr-daemon"))
-                else:
-                    print(f"{f}: being processed by another ocr-daemon", file=sys.stderr)
-                failures += 1
-                continue
-            bar.start(str(f))
-            try:
-                outcome = pipeline.process(claimed)
-            finally:
-                bar.close()
-            if outcome.state in ("done", "duplicate"):
-                finished.append(doc.id)
-            if args.jsonl:
-                failures += outcome.state not in ("done", "duplicate")
-                _print_jsonl(_once_record(f, journal, doc.id, outcome.state, time.monotonic() - t0, outcome.reason or None))
-            elif outcome.state in ("done", "duplicate"):
-                print(f"{f}: {outcome.state}")
-                for o in outcome.outputs or []:
-                    print(f"  {o}")
-                if outcome.final_path and outcome.final_path != path:
-                    print(f"  source -> {outcome.final_path}")
-            else:
-                failures += 1
-                where = f" (moved to {outcome.final_path})" if outcome.final_path and outcome.final_path != path else ""
-                print(f"{f}: {outcome.state}: {outcome.reason}{where}", file=sys.stderr)
-    finally:
-        pipeline.close()
-        engine.close()
-    from daemon.service.hooks import run_for_once
-
-    for line in run_for_once(journal, finished, args.hooks_wait):  # a failed hook does not fail the document
-        print(line, file=sys.stderr)
-    return ExitCode.FAILURES if failures else ExitCode.OK
-
-
-def _split_once(splitter: Any, journal: Any, cfg: Config, f: Path, path: Path, jsonl: bool) -> list[Path] | None:
-    """``once`` of a file of an inbox that splits scanner batches: its part files (None: the file
-    is processed whole; [] after an error, reported)."""
-    import concurrent.futures as cf
-
-    inbox = _inbox_for(cfg, path)
-    if journal.find(path) is not None or not splitter.wants(path, inbox):
-        return None
-    try:
-        res = splitter.split(path, inbox)
-    except (InputError, cf.process.BrokenProcessPool, cf.TimeoutError):
-        return None  # pages unreadable (or they crashed a worker): processing it whole fails it with the reason
-    except (OcrDaemonError, OSError) as e:
-        if jsonl:
-            _print_jsonl(_once_record(f, journal, None, "retry", 0.0, f"not split: {e}"))
-        else:
-            print(f"{f}: not split: {e}", file=sys.stderr)
-        return []
-    if res.passed:
-        return None
-    if not jsonl:
-        where = f"; original -> {res.original_to}" if res.original_to else ""
-        print(f"{f}: split into {len(res.parts)} part(s){where}")
-    return res.parts
-
-
-def _once_record(
-    f: Path, journal: Any, doc_id: int | None, state: str, seconds: float, error: str | None
-) -> dict[str, Any]:
-    """``once --jsonl``: one file's line (docs/operations.md "Commands")."""
-    row = journal.get(doc_id) if doc_id is not None else None
-    final = row.final_path if row else None
-    return {
-        "source": str(f),
-        "state": state,  # done duplicate failed retry superseded | missing busy (not processed)
-        "language": row.language if row else None,
-        "doctype": row.doctype if row else None,
-        "route": row.route if row else None,
-        "outputs": [str(o) for o in row.outputs] if row else [],
-        "pages": row.pages if row else None,
-        "seconds": round(seconds, 3),
-        "error": error,
-        "id": doc_id,
-        "source_now": str(final) if row and final is not None and final != row.path else None,
-    }
-
-
-def _print_jsonl(rec: dict[str, Any]) -> None:
-    print(json.dumps(rec, ensure_ascii=False), flush=True)
+    return run_once(_load(args.config), args.files, engine_kind=args.engine, jsonl=args.jsonl, hooks_wait=args.hooks_wait)
 
 
 def cmd_route(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
+    from daemon.once import inbox_for
     from daemon.pagerecord import PageResult
     from daemon.pages import probe, textlayer
     from daemon.service.outputs import page_texts
@@ -353,7 +206,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     pages, markdown = page_texts(results, engine.output_is_markdown)
     full = "\n\n".join(pages)
     cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown)
-    decision, rows = choose_route(cfg, path=path, inbox=_inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now())
+    decision, rows = choose_route(cfg, path=path, inbox=inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now())
     print(f"file: {path} ({n} page(s), engine {engine.name})")
     print(format_explain(cls, rows))
     print(f"=> route {decision.name!r}: formats {', '.join(decision.formats)} -> {decision.destination}; source: {decision.source_action}")

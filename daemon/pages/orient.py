@@ -38,6 +38,7 @@ __all__ = [
     "upright_with_script",
     "Orientation",
     "tessdata_dir",
+    "inkiest_band",
     "ORIENT_MIN_CONF",
     "TEXT_SCRIPTS",
 ]
@@ -253,9 +254,14 @@ def read_confidence(image: Image.Image, script: str) -> float | None:
 
 
 def _inkiest_band(gray: Image.Image) -> Image.Image:
-    """The horizontal band of ``READ_BAND`` of the page's height with the most dark pixels."""
+    return inkiest_band(gray, READ_BAND)
+
+
+def inkiest_band(gray: Image.Image, share: float) -> Image.Image:
+    """The horizontal band of ``share`` of the page's height with the most dark pixels (also the
+    Tesseract engine's language probe, ``daemon.engines.tessplan``)."""
     w, h = gray.size
-    band_h = max(1, int(h * READ_BAND))
+    band_h = max(1, int(h * share))
     step = max(1, h // 200)
     rows = np.asarray(gray.reduce(step) if step > 1 else gray) < 128
     ink = np.concatenate([[0], np.cumsum(rows.sum(axis=1))])

@@ -7,14 +7,14 @@ Contract:
   (a scanned ruled table's lines), in pixels, numpy only; long against the page's size and
   against its strokes' thickness (``stroke_width``), so the letters of one line of text scaled
   up to the page size are no rules.
-- ``find_image_grids(gray) -> list[Grid]`` (ruled tables of at least 2 rows and 2 columns:
-  thin rules, light grey or dark, ``daemon.pages.scanrules``, then dark runs where no such grid
-  is) and
-  ``find_image_rule_regions(gray, grids) -> list[RuleRegion]`` (regions between long thin
-  horizontal rules, light grey and skewed ones too, with no vertical rule along half their
-  height, and no grid over a quarter of their area): cheap (~10 ms CPU per 1540 px page for
-  the dark rules, bench/RESULTS.md; the light ones add ~50-100 ms, "Tables" there), no OCR;
-  the engine runs them on every page it reads.
+- ``find_image_grids(gray, segments=None, light=None) -> list[Grid]`` (ruled tables of at least 2 rows and 2
+  columns: thin rules, light grey or dark, ``daemon.pages.scanrules``, then dark runs where no such
+  grid is) and ``find_image_rule_regions(gray, grids, segments=None, light=None)`` (regions
+  between long thin horizontal rules, light grey and skewed ones too, with no vertical rule along
+  half their height, and no grid over a quarter of their area): no OCR (~10 ms CPU per 1540 px
+  page for the dark rules, bench/RESULTS.md; the light ones add ~50-100 ms, "Tables" there); the
+  engine runs them on every page it reads, with ``image_segments`` and ``scanrules.light_segments``
+  computed once for both (``segments``, ``light``).
 - ``find_unruled_tables(layout, taken) -> list[Grid]``: tables with no rules at all (an
   invoice's item list) among the words of the engine's own pass (``layout``, no further OCR),
   outside the boxes ``taken`` by ruled tables: at least ``tables.MIN_UNRULED_ROWS`` consecutive text
@@ -23,14 +23,18 @@ Contract:
   table of contents or a short block without a header (an address block):
   ``unruled.unruled_grids``, which the text layer's words go through too.
   Filled grids (cell texts set).
-- ``read_scanned_page(api, gray, grids, regions) -> str | None``: the page read with a tesserocr
-  API, its rules painted over first (``scanrules.erase_rules``): a region becomes a table when
-  its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
+- ``read_scanned_page(api, gray, grids, regions, words=None) -> str | None``: the page read with a
+  tesserocr API, its rules painted over first (``scanrules.erase_rules``): a region becomes a table
+  when its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
   grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
   is one with text in one row or one column only: a title band), the text outside the tables
   in bands between them; inline
   Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
-  parser reads them), or None when no table was found after all.
+  parser reads them), or None when no table was found after all. With ``words`` (the engine's
+  read of the same page image, ``PageLayout``) the regions' words and the text between the tables
+  are taken from it, in its blocks and lines, and only the ruled cells are read again: the bands
+  were a second read of the whole page (0.9 s of the 7.5 s a page cost on average, 3.3 s on a
+  manual page with one unruled table; issue 26). Without, each is read from the image.
 
 The geometry (rules -> grid) is ``daemon.pages.tables``', shared with born-digital PDFs.
 """
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,15 +142,24 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
     return h, v
 
 
-def find_image_grids(gray: Any) -> list[Grid]:
-    """Ruled tables on a page image (pixels): dark rules, then light ones (``scanrules``)."""
+def find_image_grids(
+    gray: Any, segments: tuple[list[Seg], list[Seg]] | None = None, light: tuple[list[Seg], list[Seg]] | None = None,
+) -> list[Grid]:
+    """Ruled tables on a page image (pixels): thin rules, light or dark (``scanrules``), then dark
+    runs; ``segments``: the page's ``image_segments``, ``light``: its ``light_segments``, if known."""
     from daemon.pages.scanrules import light_grids
 
     # thin rules, light grey or dark, chained across a skewed scan's staircase (an invoice's
     # grey item table was lost, a skewed dark grid got sliver rows: issue 26); then grids of
-    # the dark runs where there is none (rules thicker than a thin rule)
-    grids = light_grids(gray, [])
-    h, v = image_segments(gray)
+    # the dark runs where there is none (rules thicker than a thin rule). With ``light``:
+    # ``light_grids`` with nothing taken, on thin rules found once for this and the rule regions
+    # (``light_segments`` is 0.1 s of a 300 dpi page's 0.35 s table search, issue 26)
+    if light is None:
+        grids = light_grids(gray, [])
+    else:
+        lh, lv = light
+        grids = [g for g in find_grids(lh, lv, tol=4.0) if g.n_rows >= 2] if len(lh) >= 2 and len(lv) >= 2 else []
+    h, v = segments if segments is not None else image_segments(gray)
     # one row of boxes on a page image is a form field or a frame around a title (three such
     # "tables" of one row on a scanned web page in the tune set), not a table
     if len(h) >= 2 and len(v) >= 2:
@@ -169,9 +183,12 @@ RULE_GRAY = 225
 MAX_RULE_THICKNESS = 6
 
 
-def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
+def find_image_rule_regions(
+    gray: Any, grids: list[Grid], segments: tuple[list[Seg], list[Seg]] | None = None,
+    light: tuple[list[Seg], list[Seg]] | None = None,
+) -> list[RuleRegion]:
     """Regions of a page image between long horizontal rules (>= a quarter of the page wide)
-    that no vertical rule touches and no ruled grid covers."""
+    that no vertical rule touches and no ruled grid covers (``segments``: ``image_segments``)."""
     a = np.asarray(gray)
     if a.ndim != 2 or a.size == 0:
         return []
@@ -180,10 +197,10 @@ def find_image_rule_regions(gray: Any, grids: list[Grid]) -> list[RuleRegion]:
     hgt, wid = a.shape
     # thin light or dark runs, joined below into rules: a rule on a skewed scan is a staircase
     # of runs, none a quarter of the page long (the generated scans' grey row rules were lost)
-    thin, _ = light_segments(a)
+    thin, _ = light if light is not None else light_segments(a)
     if len(thin) < 2:
         return []
-    _, v = image_segments(gray)
+    _, v = segments if segments is not None else image_segments(gray)
     # The rules as ``rule_regions`` joins them: one drawn in pieces a few px apart (each cell's
     # own border, a scanned line with a break) spans the region only once joined.
     joined = merge_collinear([(s.y0, s.x0, s.x1) for s in thin], tol=4.0)
@@ -225,16 +242,28 @@ def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]
             for ln in layout.lines for wd in ln.words for b in [wd.box]]
 
 
-def _region_grid(api: Any, img: Any, region: RuleRegion) -> Grid | None:
-    """Read a rule region's words with Tesseract (their boxes) and make a table of them. Tables
-    without a rule above the header (rules under the header and between rows only) get the
-    line above the first rule as header row when its words sit inside the columns found."""
+def _layout_words(layout: PageLayout, box: tuple[int, int, int, int]) -> list[Word]:
+    """The words of ``layout`` whose centre lies in ``box``, as ``_ocr_words`` gives them."""
+    x0, y0, x1, y1 = box
+    return [(float(b[0]), float(b[1]), float(b[2]), float(b[3]), wd.text, 1.2 * (b[3] - b[1]))
+            for ln in layout.lines for wd in ln.words for b in [wd.box]
+            if x0 <= (b[0] + b[2]) / 2 < x1 and y0 <= (b[1] + b[3]) / 2 < y1]
+
+
+def _region_grid(api: Any, img: Any, region: RuleRegion, layout: PageLayout | None = None) -> Grid | None:
+    """A rule region's words (read with Tesseract, or taken from ``layout``) made into a table.
+    Tables without a rule above the header (rules under the header and between rows only) get
+    the line above the first rule as header row when its words sit inside the columns found."""
     x0, y0, x1, y1 = (int(v) for v in region.bbox)
-    g = text_grid(_ocr_words(api, img, (x0, y0, x1, y1)), region.bbox, region.rules)
+
+    def words(box: tuple[int, int, int, int]) -> list[Word]:
+        return _layout_words(layout, box) if layout is not None else _ocr_words(api, img, box)
+
+    g = text_grid(words((x0, y0, x1, y1)), region.bbox, region.rules)
     if g is None or len(region.rules) < 2:  # (no band height to look above the first rule with)
         return g
     band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
-    head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
+    head = words((x0, max(0, y0 - band), x1, y0))
     cols = ["" for _ in range(g.n_cols)]
     for w in reading_order(head, sorted(w[5] for w in head)[len(head) // 2] if head else 1.0):
         # the outer edges are open (a header wider than its column's values); an inner one is not
@@ -291,12 +320,38 @@ def grid_html(grid: Grid, header_rows: int = 1) -> str:
     return f"<table>{body}</table>"
 
 
-def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None) -> str | None:
+def _layout_text(layout: PageLayout, top: float, bottom: float, tables: list[Grid]) -> list[str]:
+    """The paragraphs of ``layout`` between ``top`` and ``bottom`` (word centres), words inside
+    a table's box left out: one per Tesseract block, its lines joined with newlines."""
+    paras: list[list[str]] = []
+    block = None
+    for ln in layout.lines:
+        kept = [wd.text for wd in ln.words if top <= (wd.box[1] + wd.box[3]) / 2 < bottom
+                and not any(g.bbox[0] - 3 <= (wd.box[0] + wd.box[2]) / 2 <= g.bbox[2] + 3
+                            and g.bbox[1] - 3 <= (wd.box[1] + wd.box[3]) / 2 <= g.bbox[3] + 3 for g in tables)]
+        if not kept:
+            continue
+        if ln.block != block or not paras:
+            paras.append([])
+            block = ln.block
+        paras[-1].append(_CJK_SPACE.sub("", " ".join(kept)))
+    return ["\n".join(p) for p in paras]
+
+
+# no space between two CJK words (the engine's plain text has none either: tesseract.tidy_text)
+_CJK = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+_CJK_SPACE = re.compile(rf"(?<={_CJK}) +(?={_CJK})")
+
+
+def read_scanned_page(
+    api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None, words: PageLayout | None = None,
+) -> str | None:
     """Read a page image that has ruled tables (``grids``) or regions between horizontal rules
     (``regions``): a region becomes a table when its words line up in columns (``text_grid``);
     then bands of text between the tables (tables whited out) with the API's page segmentation,
-    and every ruled table cell by cell. Returns inline Markdown paragraphs and HTML tables in
-    page order, or None when no table was found after all. The API's image and mode are reset."""
+    or from ``words`` (see the contract), and every ruled table cell by cell. Returns inline
+    Markdown paragraphs and HTML tables in page order, or None when no table was found after all.
+    The API's image and mode are reset."""
     from PIL import Image, ImageDraw
     from tesserocr import PSM
 
@@ -309,7 +364,7 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
     grids = list(grids)
     try:
         for region in regions or []:
-            g = _region_grid(api, img, region)
+            g = _region_grid(api, img, region, words)
             if g is not None:
                 grids.append(g)
     finally:
@@ -335,12 +390,25 @@ def read_scanned_page(api: Any, gray: Any, grids: list[Grid], regions: list[Rule
     if not grids:
         return None
     grids.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+    if words is not None:
+        parts: list[str] = []
+        top = 0.0
+        for g in [*grids, None]:
+            bottom = g.bbox[1] if g is not None else float(h)
+            # the same paragraphs as the image branch below: Tesseract's blocks as its chunks
+            parts += plain_paragraphs("\n\n".join(_layout_text(words, top, bottom, grids)))
+            if g is None:
+                break
+            if any(c.text for c in g.cells):
+                parts.append(grid_html(g))
+            top = max(top, g.bbox[3])
+        return "\n\n".join(parts)
     blank = img.copy()
     draw = ImageDraw.Draw(blank)
     for grid in grids:
         x0, y0, x1, y1 = grid.bbox
         draw.rectangle([x0 - 3, y0 - 3, x1 + 3, y1 + 3], fill=255)
-    parts: list[str] = []
+    parts = []
     top = 0.0
     try:
         seq: list[Grid | None] = [*grids, None]

@@ -59,15 +59,15 @@ def test_recognises_languages(engine: TesseractEngine, tmp_path: Path, lang: str
     assert expected_model in res.meta["languages"]
 
 
-def test_cjk_page_misread_as_latin_is_reread_with_cjk_models(engine: TesseractEngine, tmp_path: Path) -> None:
-    # The render stage's OSD called this page "Latin"; the Latin read is unsure, so the engine
-    # must re-read it with the CJK models and keep that result.
+def test_cjk_page_misread_as_latin_is_read_with_cjk_models(engine: TesseractEngine, tmp_path: Path) -> None:
+    # The render stage's OSD called this page "Latin"; the English probe reads unsure, so the
+    # engine probes with the CJK models and reads the page with Chinese.
     text = "华联超市（朝阳店）\n北京市朝阳区建国路88号\n购物小票\n收银台：03 收银员：王丽\n合计：¥128.50 现金 找零"
     img = docgen.make_image(tmp_path / "zh.jpg", text, fmt="jpeg", lang="zh", font_size=26)
     req = PageRequest("doc-zh-latin", 0, render_page(img, 0, RenderOptions(autorotate=False)).image, meta={"script": "Latin"})
     res = engine.submit(req).result(timeout=120)
-    assert "chi_sim" in res.meta["languages"], res.meta
-    assert res.meta.get("first_pass") and "eng" in res.meta["first_pass"]
+    assert res.meta["languages"] == ["chi_sim"], res.meta
+    assert res.meta["probe"][0] == ["eng"] and "chi_sim" in res.meta["probe"][1], res.meta
     assert docgen.cer(text, res.text) < 0.15, res.text
 
 
@@ -89,17 +89,29 @@ def test_language_hint_restricts_models(engine: TesseractEngine, tmp_path: Path)
 def test_document_language_learned_from_first_page(engine: TesseractEngine, tmp_path: Path) -> None:
     sv = page(tmp_path, "sv")
     first = engine.submit(PageRequest("doc-sv", 0, sv)).result(timeout=120)
-    # Read with every Latin model (English first), recognised as Swedish, read again as Swedish.
-    assert first.meta["first_pass"][0] == "eng" and "swe" in first.meta["first_pass"]
+    # A band of the page probed with English is Swedish: the page is read once, as Swedish.
+    assert first.meta["probe"] == [["eng"]] and "first_pass" not in first.meta, first.meta
     assert first.meta["languages"] == ["swe", "eng"]
     assert "lådor" in first.text and "Vänligen" in first.text, first.text
     second = engine.submit(PageRequest("doc-sv", 1, sv)).result(timeout=120)
-    assert second.meta["languages"] == ["swe", "eng"] and "first_pass" not in second.meta
+    assert second.meta["languages"] == ["swe", "eng"] and "probe" not in second.meta
+    assert "first_pass" not in second.meta
     assert len(found(docgen.SAMPLE_WORDS["sv"], second.text)) == 5, second.text
-    # English pages need no second pass; another document starts afresh.
+    # English pages are read with English alone; another document starts afresh.
     en = engine.submit(PageRequest("doc-en2", 0, page(tmp_path, "en"))).result(timeout=120)
-    assert en.meta["languages"][0] == "eng" and "first_pass" not in en.meta
-    assert len(en.meta["languages"]) > 2
+    assert en.meta["languages"] == ["eng"] and en.meta["probe"] == [["eng"]] and "first_pass" not in en.meta
+
+
+def test_a_later_page_in_another_language_is_read_again_in_it(engine: TesseractEngine, tmp_path: Path) -> None:
+    first = engine.submit(PageRequest("doc-mixed", 0, page(tmp_path, "en"))).result(timeout=120)
+    assert first.meta["languages"] == ["eng"]
+    da = engine.submit(PageRequest("doc-mixed", 1, page(tmp_path, "da"))).result(timeout=120)
+    # read as the document's English first; its text is Danish: read again as Danish
+    assert da.meta["first_pass"] == ["eng"] and da.meta["languages"] == ["dan", "eng"], da.meta
+    assert "beløb" in da.text, da.text
+    # the document's language follows: the next Danish page is read as Danish at once
+    again = engine.submit(PageRequest("doc-mixed", 2, page(tmp_path, "da"))).result(timeout=120)
+    assert again.meta["languages"] == ["dan", "eng"] and "first_pass" not in again.meta
 
 
 def test_hint_outside_config_falls_back_to_config(tmp_path: Path) -> None:

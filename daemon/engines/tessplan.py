@@ -1,0 +1,238 @@
+"""Which Tesseract models read a page: decided once per document, from a cheap probe.
+
+Contract:
+
+- ``plan_page(allowed, script, known, read_band) -> Plan``: the models of the page's one full read.
+  ``allowed``: ISO 639-1 codes the page may be in; ``script``: OSD's script from the render stage
+  ("" when OSD could not tell); ``known``: the document's language decided on an earlier page
+  (``Plan.language``), ``CJK_UNDECIDED`` (a page of the document was read with CJK models but
+  its language not told: a Latin-script page is then probed with the CJK models too), or None; ``read_band(models) -> (text, mean confidence)`` reads the page's
+  inkiest band (``probe_band``) with those models (the caller's Tesseract). Pure otherwise.
+- ``Plan.models``: traineddata names for the full read. ``Plan.language``: the language decided
+  (a Latin ISO code, ``zh-Hans``, ``zh-Hant`` or ``ja``) for the caller to remember for the
+  document, or None; ``Plan.probes``: the model sets read on the band (for the page's meta);
+  ``Plan.decide_after``: the probe could not tell a Latin language, so the caller decides from
+  the full read's text (``latin_language``) and reads again only if it is not the probe's.
+- ``choose_languages`` (the models for a script, and the all-models fallback), ``models_for``,
+  ``latin_language``, ``cjk_language``, ``cjk_wins``, ``probe_band``: the rules the plan uses,
+  for the engine's per-page checks too.
+
+Why a probe (issue 26): reading every page with all 9 Latin models, then again with the language
+detected, cost 2 full passes on the first page of every document, up to 4.5x a one-model read on
+real pages with uncertain words (bench/bench_tesseract_passes.py: 13.4 s against 2.7 s on a
+table of numbers), and Chinese pages were read with 3 CJK models then again with their own.
+Reading a quarter of the page (the band with the most ink) with English alone costs about a third
+of a one-model read and names the Latin language as well as the 9-model read did (14 of 14
+Latin pages of the bench corpus right, Nordic ones included: their function words survive the
+English model) -- then the page is read once, with ``<language>+eng``. A band that reads badly
+(mean confidence under ``CJK_RETRY_BELOW_CONF``) is read again with the CJK models (OSD calls some
+Chinese pages "Latin"); a page OSD calls Han or Japanese has its band read with every allowed CJK
+model, which tells Chinese from Japanese and simplified from traditional, then one read with the
+one model. When the page's language cannot be told from the band, the full read uses the probe's
+models and the language comes from its text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
+    "latin_language", "cjk_language", "cjk_wins", "probe_band", "lang_pass_is_latin",
+]
+
+#: ISO 639-1 -> Tesseract traineddata names.
+TESS_CODES: dict[str, tuple[str, ...]] = {
+    "zh": ("chi_sim", "chi_tra"),
+    "en": ("eng",),
+    "ja": ("jpn",),
+    "fr": ("fra",),
+    "de": ("deu",),
+    "es": ("spa",),
+    "it": ("ita",),
+    "nl": ("nld",),
+    "pt": ("por",),
+    "sv": ("swe",),
+    "da": ("dan",),
+}
+LATIN = ("en", "de", "fr", "es", "it", "nl", "pt", "sv", "da")
+CJK_SCRIPTS = ("Han", "Japanese", "Katakana", "Hiragana")
+#: A decided CJK language -> the one model its page is read with.
+CJK_MODELS = {"zh-Hans": ("chi_sim",), "zh-Hant": ("chi_tra",), "ja": ("jpn",)}
+
+#: Share of the page's height the probe reads (the band with the most ink): 400-1200 characters
+#: on the bench corpus' Latin text pages, enough for the language detector; its English read
+#: costs 0.4-1.3 s CPU at 300 dpi, a third of a one-model read of the page.
+PROBE_BAND = 0.25
+#: ... for a CJK probe: CJK text is denser (the 12 % band of the corpus' Chinese and Japanese
+#: pages holds 100+ characters) and three CJK models cost about three times one (1.0-1.8 s on
+#: the 12 % band, bench/bench_tesseract_passes.py).
+CJK_PROBE_BAND = 0.12
+#: A Latin-model band read below this mean confidence is read again with the CJK models.
+CJK_RETRY_BELOW_CONF = 70.0
+#: How much lower the CJK read's confidence may be and still win for its Han characters.
+CJK_KEEP_SLACK = 5.0
+#: Text must be this long, and its language this sure, to decide a Latin page's language.
+LEARN_MIN_CHARS = 80
+LEARN_MIN_CONF = 0.8
+#: CJK characters a band needs before its CJK language is decided.
+CJK_MIN_CHARS = 20
+#: ``known`` for a document with a page read with CJK models whose language was not told yet (a
+#: title page of a few characters): its later Latin-script pages are probed with the CJK models
+#: whatever the English band's confidence. The Japanese Debian maintainer guide's second page
+#: (Japanese with English paragraphs; OSD says "Latin") read its English band at 72, its CJK band
+#: at 91 with ``jpn``; it was read with ``eng`` (word recall 0.42 against OCRmyPDF's 0.96).
+CJK_UNDECIDED = "cjk"
+
+_HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def choose_languages(allowed: list[str], script: str, known: str | None = None) -> list[str]:
+    """Traineddata names for a page of ``script`` (OSD name) among ISO codes ``allowed``.
+
+    ``known``: the language already decided for the document (a Latin one); Latin pages then use
+    just that language, with English as second model when allowed. Without it, Latin pages get
+    every allowed Latin language, English first (the fallback when no probe can be read).
+    """
+    allowed = [a for a in allowed if a in TESS_CODES] or list(TESS_CODES)
+    latin = [a for a in allowed if a in LATIN]
+    out: list[str] = []
+    cjk: list[str] = [c for c in ("zh", "ja") if c in allowed]
+    if script in CJK_SCRIPTS and cjk:
+        # Every allowed CJK model, the script's own first: OSD's "Han" also covers kanji-heavy
+        # Japanese (whose kana the Chinese models drop) and "Japanese" some Chinese pages.
+        # Measured on the held-out set's 80 CJK page reads: language right 90 % with one family
+        # of models, 98.8 % with both, at about the same wall time (bench/RESULTS.md).
+        first = "ja" if script != "Han" and "ja" in cjk else cjk[0]
+        for code in [first, *[c for c in cjk if c != first]]:
+            out += TESS_CODES[code]
+    elif latin:
+        if known in latin:
+            # The document's language first (Tesseract's primary model), English second: it
+            # costs little and catches English names and terms in foreign documents.
+            out += TESS_CODES[known] + (TESS_CODES["en"] if "en" in latin else ())
+        else:
+            ordered = (["en"] if "en" in latin else []) + [a for a in latin if a != "en"]
+            for a in ordered:
+                out += TESS_CODES[a]
+    else:  # only CJK allowed and OSD could not tell
+        for a in allowed:
+            out += TESS_CODES[a]
+    return list(dict.fromkeys(out))
+
+
+def lang_pass_is_latin(langs: list[str]) -> bool:
+    """True when a pass used Latin models only."""
+    return all(c not in ("chi_sim", "chi_tra", "jpn") for c in langs)
+
+
+def models_for(code: str, allowed: list[str]) -> list[str]:
+    """The models of a page whose language ``code`` was decided (see ``Plan.language``)."""
+    if code in CJK_MODELS:
+        return list(CJK_MODELS[code])
+    return choose_languages(allowed, "Latin", code)
+
+
+def fits(code: str, script: str) -> bool:
+    """True when a page of OSD ``script`` can be in the decided language ``code`` (a Latin page
+    of a Chinese document is decided again, for itself)."""
+    if not script:
+        return True
+    return (code in CJK_MODELS) == (script in CJK_SCRIPTS)
+
+
+def latin_language(text: str, latin: list[str]) -> str | None:
+    """The Latin language of ``text`` when it is long enough and the detector sure."""
+    if len(text) < LEARN_MIN_CHARS or not latin:
+        return None
+    from daemon.understand.language import detect_language
+
+    lang, conf = detect_language(text, latin)
+    return lang if lang in latin and conf >= LEARN_MIN_CONF else None
+
+
+def cjk_language(text: str, allowed: list[str]) -> str | None:
+    """``ja``, ``zh-Hans`` or ``zh-Hant`` for a CJK read, when it has enough CJK characters;
+    Chinese decided as ``daemon.understand.language`` decides it (kana, or a Japanese read that
+    is Chinese after all), the variant by its variant-only characters (simplified by default)."""
+    from daemon.understand.language import chinese_variant, detect_language, looks_chinese
+
+    if len(_HAN_CHAR.findall(text)) < CJK_MIN_CHARS and sum(0x3040 <= ord(c) <= 0x30FF for c in text) < CJK_MIN_CHARS:
+        return None
+    lang = detect_language(text, allowed)[0]
+    if "zh" in allowed and (lang == "zh" or looks_chinese(text)):
+        return "zh-Hant" if chinese_variant(text) == "traditional" else "zh-Hans"
+    return "ja" if "ja" in allowed and lang == "ja" else None
+
+
+def cjk_wins(latin_conf: float, cjk_text: str, cjk_conf: float) -> bool:
+    """The CJK read of an unsure Latin read is the better one: surer, or as sure and full of Han
+    characters, which Latin models cannot read (a ruled Chinese goods list, mostly numbers, read
+    at 67 with Latin and 67 with chi_sim: 551 Han characters, bench/RESULTS.md)."""
+    han = len(_HAN_CHAR.findall(cjk_text))
+    letters = sum(ch.isalpha() for ch in cjk_text)
+    return cjk_conf > latin_conf + 10 or (cjk_conf >= latin_conf - CJK_KEEP_SLACK and han >= 20 and han >= 0.3 * letters)
+
+
+def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
+    """The band of ``share`` of the page's height with the most ink (``orient``'s)."""
+    from daemon.pages.orient import inkiest_band
+
+    return inkiest_band(gray, share)
+
+
+@dataclass
+class Plan:
+    """See the module contract."""
+
+    models: list[str]
+    language: str | None = None
+    probes: list[list[str]] = field(default_factory=list)
+    decide_after: bool = False
+
+
+def plan_page(
+    allowed: list[str], script: str, known: str | None, read_band: Callable[[list[str], float], tuple[str, float]],
+) -> Plan:
+    """The models of the page's full read (see the module contract)."""
+    latin = [a for a in allowed if a in LATIN]
+    cjk_codes = [c for c in ("zh", "ja") if c in allowed]
+    cjk_doc = known == CJK_UNDECIDED
+    if cjk_doc:
+        known = None
+    if known is not None and fits(known, script) and (known in allowed or known[:2] in allowed):
+        return Plan(models_for(known, allowed))
+    if script in CJK_SCRIPTS and cjk_codes:
+        cands = choose_languages(allowed, script)
+        if len(cands) == 1:
+            return Plan(cands)
+        text, _ = read_band(cands, CJK_PROBE_BAND)
+        code = cjk_language(text, allowed)
+        return Plan(models_for(code, allowed) if code else cands, code, [cands])
+    if not latin:
+        return Plan(choose_languages(allowed, script))
+    first = ["eng"] if "en" in latin else list(TESS_CODES[latin[0]])
+    if len(latin) == 1 and not cjk_codes:
+        return Plan(first)
+    text, conf = read_band(first, PROBE_BAND)
+    probes = [first]
+    if cjk_codes and (conf < CJK_RETRY_BELOW_CONF or cjk_doc):
+        # OSD sometimes calls a page of Chinese/Japanese "Latin" (seen on JPEG receipts at ~25 px
+        # glyphs: Latin models read it at confidence 50, chi_sim at 91), or could not tell. It
+        # is CJK when the CJK models read it better and as CJK text (a page of numbers reads
+        # about as well with both: mtcars, 56 with English, 67 with CJK models, 0 Han).
+        cands = choose_languages(allowed, "Han")
+        text2, conf2 = read_band(cands, CJK_PROBE_BAND)
+        probes.append(cands)
+        code = cjk_language(text2, allowed)
+        if code is not None and cjk_wins(conf, text2, conf2):
+            return Plan(models_for(code, allowed), code, probes)
+    if len(latin) == 1:
+        return Plan(first, latin[0], probes)
+    lang = latin_language(text, latin)
+    if lang is None:
+        return Plan(first, None, probes, decide_after=True)
+    return Plan(models_for(lang, allowed), lang, probes)

@@ -101,3 +101,13 @@ def test_a_latin_page_of_a_document_with_an_undecided_cjk_page_is_probed_with_cj
     band = Band((docgen.SAMPLES["de"] * 2, 90.0), ("", 40.0))
     plan = plan_page(ALL, "Latin", CJK_UNDECIDED, band)
     assert plan.models == ["deu", "eng"] and plan.language == "de"
+
+
+def test_a_short_cjk_band_that_reads_far_better_with_cjk_models_is_read_with_them() -> None:
+    """A Japanese receipt OSD could not place: its 12 % band holds 10 kana and 5 Han characters,
+    too few to tell Japanese from Chinese, read at 91 with the CJK models against 45 with
+    English (tests/integration/test_rules_yaml.py's receipt). It was read with English alone."""
+    band = Band(("ART APATIE IA ATI -L-1\nBag 03-1234-5678", 45.0),
+                ("おにぎり 鮭      \\160\n\n緑茶 500ml        \\140\nサンドイッチ         \\330\n小計             \\630", 91.0))
+    plan = plan_page(ALL, "", None, band)
+    assert plan.models == ["chi_sim", "chi_tra", "jpn"] and plan.language is None

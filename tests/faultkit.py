@@ -9,6 +9,7 @@ SQLite journal, read with the sqlite3 module.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import hashlib
@@ -17,7 +18,8 @@ import os
 import select
 import sqlite3
 import struct
-from collections.abc import Iterable
+import subprocess
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,30 @@ from PIL import Image, ImageDraw, ImageFont
 DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 OUTPUT_EXTS = (".txt", ".md", ".json")
 INPUT_EXTS = (".png", ".pdf", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
+
+# ---------------------------------------------------------------------------------------------
+# small filesystems (a full disk, a read-only destination)
+
+
+def mount(*args: str) -> bool:
+    """``mount ARGS``; True when it worked."""
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+@contextlib.contextmanager
+def tmpfs(mnt: Path, size: str) -> Iterator[Path]:
+    """``mnt`` (made here) as a tmpfs of ``size`` (``16m``) while the block runs, unmounted after;
+    the test is skipped where mounting is refused (root / CAP_SYS_ADMIN needed)."""
+    import pytest
+
+    mnt.mkdir()
+    if os.geteuid() != 0 or not mount("-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(mnt)):
+        pytest.skip("cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
 
 # ---------------------------------------------------------------------------------------------
 # inputs

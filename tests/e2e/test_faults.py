@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,13 @@ from faultkit import (
     fast_rules,
     files_in,
     journal_rows,
+    mount,
     output_sets,
     sha256,
     state_counts,
     temp_files,
     tiny_png_bytes,
+    tmpfs,
 )
 from PIL import Image
 
@@ -469,19 +472,11 @@ def test_config_attacks_exit_2_cleanly_without_blowing_up(tmp_path: Path) -> Non
 # 6. disk full and read-only destination
 
 
-def _mount(*args: str) -> bool:
-    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
-
-
 @pytest.fixture
-def small_tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """``tmp_path/out`` as a 1 MiB tmpfs (root only; skipped where mounting is not allowed)."""
-    mnt = tmp_path / "out"
-    mnt.mkdir()
-    if os.geteuid() != 0 or not _mount("-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", str(mnt)):
-        pytest.skip("cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+    with tmpfs(tmp_path / "out", "1m") as mnt:
+        yield mnt
 
 
 def _fill(folder: Path, keep_pages: int = 0) -> Path:
@@ -536,7 +531,7 @@ def test_disk_full_and_read_only_destination_retry_without_partial_outputs(tmp_p
     assert state_counts(tmp_path).get("failed", 0) == 0
 
     # Read-only destination (chmod does not stop root; a read-only remount does), and it stays so.
-    assert _mount("-o", "remount,ro", str(out))
+    assert mount("-o", "remount,ro", str(out))
     try:
         second = {f"ro{i}.png": tiny_png_bytes(f"read only {i}") for i in range(2)}
         _drop(inbox, second)
@@ -548,7 +543,7 @@ def test_disk_full_and_read_only_destination_retry_without_partial_outputs(tmp_p
             assert "read-only filesystem" in note and "(gave up after 3 tries)" in note, note
         assert not temp_files(out), temp_files(out)
     finally:
-        assert _mount("-o", "remount,rw", str(out))
+        assert mount("-o", "remount,rw", str(out))
     assert d.proc.poll() is None
     assert d.stop() == 0
     v = check_exactly_once(tmp_path, first, expect_text=True)  # the failed ones left no output set

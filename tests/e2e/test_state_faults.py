@@ -19,6 +19,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import docgen
@@ -32,6 +33,7 @@ from faultkit import (
     output_sets,
     state_counts,
     tiny_png_bytes,
+    tmpfs,
 )
 
 EXIT_STATE, EXIT_LOCKED = 4, 5
@@ -71,19 +73,11 @@ def _wait_exit(d, timeout: float = 60) -> int:  # type: ignore[no-untyped-def]
 # 1. the state folder's filesystem fills up while documents are in flight
 
 
-def _mount(*args: str) -> bool:
-    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
-
-
 @pytest.fixture
-def state_tmpfs(tmp_path: Path):  # type: ignore[no-untyped-def]
+def state_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """``tmp_path/state`` as a 16 MiB tmpfs (root only; skipped where mounting is refused)."""
-    mnt = tmp_path / "state"
-    mnt.mkdir()
-    if os.geteuid() != 0 or not _mount("-t", "tmpfs", "-o", "size=16m,mode=0755", "tmpfs", str(mnt)):
-        pytest.skip("cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)")
-    yield mnt
-    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+    with tmpfs(tmp_path / "state", "16m") as mnt:
+        yield mnt
 
 
 def _fill(folder: Path) -> Path:

@@ -94,7 +94,7 @@ def skew_angle(img: Image.Image) -> float:
     fine = np.arange(best - 0.5, best + 0.5 + 1e-9, 0.1)
     fscores = [_sharpness(pts, a) for a in fine]
     angle = float(fine[int(np.argmax(fscores))])
-    straight = _sharpness(pts, 0.0)
+    straight = float(scores[int(np.argmin(np.abs(coarse)))])  # the coarse search's own 0 degrees
     if abs(angle) < MIN_SKEW or max(fscores) < MIN_GAIN * straight:
         return 0.0
     return round(angle, 2)

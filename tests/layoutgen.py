@@ -15,6 +15,9 @@ Everything is a real file that PyMuPDF and Tesseract read; nothing is mocked.
   below a fully ruled table of ``rows`` (first row the header).
 - ``rules_only_table_image(rows, ...)``: a page image with a table separated by light grey
   horizontal rules only (none above the header).
+- ``tight_ruled_table_image(rows, ...)``: a fully ruled table set tight, as the Debian reference's
+  package lists are: rows barely taller than the text, descenders and underlined links touching
+  the rules, a long last column.
 - ``make_booktabs_pdf(path)``: ``TABLE`` with horizontal rules only, in a born-digital PDF.
 - ``picture_grid_image()``: a ruled grid whose cells hold drawings, not text (no table).
 - ``unruled_table_image(rows, ...)``: an invoice-like page image: address lines, a table of
@@ -174,6 +177,42 @@ def ruled_table_image(rows: list[list[str]], *, width: int = 1240, font_size: in
     for c in range(cols + 1):
         d.line([(100 + c * col_w, top), (100 + c * col_w, top + len(rows) * row_h)], fill=0, width=3)
     d.text((100, top + len(rows) * row_h + 80), below, fill=0, font=font)
+    return img
+
+
+def tight_ruled_table_image(rows: list[list[str]], *, widths: tuple[int, ...], links: int = 1, width: int = 1240,
+                            font_size: int = 24) -> Image.Image:
+    """A white A4 page at 150 dpi with a ruled table of ``rows`` whose columns are ``widths`` px
+    wide: rows 1.3 font sizes tall with the baseline low in them, so that descenders (g, p, y)
+    reach the rule under them, and column ``links``' body cells underlined as links are, 2 px
+    above that rule. Its rules are 1 px, as a text layer's 0.5 pt rules come out at 150 dpi."""
+    height = round(width * 297 / 210)
+    img = Image.new("L", (width, height), 255)
+    d = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(DEJAVU), font_size)
+    bold = ImageFont.truetype(str(DEJAVU_BOLD), font_size)
+    left, top = 100, 300
+    row_h = round(font_size * 1.3)
+    xs = [left]
+    for w in widths:
+        xs.append(xs[-1] + w)
+    for r, row in enumerate(rows):
+        y = top + r * row_h
+        for c, cell in enumerate(row):
+            f = bold if r == 0 else font
+            # anchor "ls": the baseline, 0.26 font sizes above the rule below (DejaVu's descent is 0.24)
+            base = y + row_h - round(0.26 * font_size)
+            assert d.textlength(cell, font=f) <= widths[c] - 16, f"{cell!r} does not fit its column"
+            d.text((xs[c] + 8, base), cell, fill=0, font=f, anchor="ls")
+            if c == links and r > 0:
+                x1 = xs[c] + 8 + d.textlength(cell, font=f)
+                d.line([(xs[c] + 8, y + row_h - 2), (x1, y + row_h - 2)], fill=0, width=1)
+    bottom = top + len(rows) * row_h
+    for r in range(len(rows) + 1):
+        d.line([(left, top + r * row_h), (xs[-1], top + r * row_h)], fill=0, width=1)
+    for x in xs:
+        d.line([(x, top), (x, bottom)], fill=0, width=1)
+    d.text((left, bottom + 60), "Table 1.1 - Packages of interesting programs in text mode", fill=0, font=font)
     return img
 
 

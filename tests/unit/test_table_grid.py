@@ -48,3 +48,34 @@ def test_two_tables_apart() -> None:
     v = [_v(x, 0, 40) for x in (0, 100, 200)] + [_v(x, 300, 340) for x in (0, 100, 200)]
     grids = find_grids(h, v, tol=2)
     assert [(g.n_rows, g.n_cols, g.ys[0]) for g in grids] == [(2, 2, 0), (2, 2, 300)]
+
+
+def test_words_lost_by_a_grid_against_the_page_read() -> None:
+    """A grid's cells against the page read's words over it: cut words and lost rows count, a
+    word the grid's edge cuts counts, CJK characters count one by one, words outside do not."""
+    from daemon.models import PageLayout, TextBox, TextLine
+    from daemon.pages.scantables import words_lost
+    from daemon.pages.tables import Grid, GridCell
+
+    def line(y: int, *words: tuple[int, str]) -> TextLine:
+        boxes = [TextBox(t, (x, y, x + 12 * len(t), y + 20)) for x, t in words]
+        return TextLine((boxes[0].box[0], y, boxes[-1].box[2], y + 20), boxes)
+
+    layout = PageLayout((1000, 1000), [
+        line(50, (100, "Outside"), (300, "words")),
+        line(110, (100, "vim"), (300, "éditeur"), (420, "de"), (460, "texte")),
+        line(160, (100, "gpm"), (300, "couper-coller"), (480, "上海明")),
+        line(210, (100, "w3m"), (560, "navigateurs")),  # its second word crosses the grid's right edge
+    ], has_words=True)
+
+    def grid(*texts: str) -> Grid:
+        cells = [GridCell(r, c, 1, 1, (100 + 200 * c, 100 + 50 * r, 300 + 200 * c, 150 + 50 * r), t)
+                 for (r, c), t in zip([(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)], texts, strict=True)]
+        return Grid([100.0, 300.0, 600.0], [100.0, 150.0, 200.0, 250.0], cells, filled=True)
+
+    whole = grid("vim", "éditeur de texte", "gpm", "couper-coller 上海 明", "w3m", "navigateurs")
+    assert words_lost(whole, layout) == 0.0
+    cut = grid("vim", "éditeur de te", "gpm", "couper-coller 上海", "w3m", "naviga")
+    assert words_lost(cut, layout) == 3 / 12  # texte, 明, navigateurs of 12 page words
+    assert words_lost(grid("", "", "", "", "", ""), layout) == 1.0
+    assert words_lost(grid(*[""] * 6), PageLayout((1000, 1000))) == 0.0

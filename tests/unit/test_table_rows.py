@@ -95,3 +95,24 @@ def test_erased_rules_leave_the_text() -> None:
     a = np.asarray(scanrules.erase_rules(img))
     assert a[260, 500] > 225 and a[300, 300] > 225  # a rule's pixel and a crossing, painted over
     assert np.asarray(img)[215:235, 110:160].min() < 100 and a[215:235, 110:160].min() < 100  # "row 0" kept
+
+
+def test_a_rule_that_text_touches_is_one_rule() -> None:
+    """Letters sitting on a thin rule make it thick where they touch: it stays one rule across
+    the table (the Debian reference's package list lost its row rules under links, issue 26)."""
+    img = Image.new("L", (1200, 600), 255)
+    d = ImageDraw.Draw(img)
+    d.line([(100, 300), (1100, 300)], fill=0, width=1)
+    for x in range(140, 1060, 50):  # descenders touching the rule from above
+        d.rectangle([x, 286, x + 10, 299], fill=0)
+    d.line([(400, 298), (600, 298)], fill=0, width=1)  # an underlined link 2 px above it
+    h, _ = scanrules.light_segments(img)
+    along = [s for s in h if 295 <= s.y0 <= 305]
+    assert [(round(s.x0), round(s.x1)) for s in along] == [(100, 1101)]
+    # the same marks with no rule under them make none
+    img2 = Image.new("L", (1200, 600), 255)
+    d2 = ImageDraw.Draw(img2)
+    for x in range(140, 1060, 50):
+        d2.rectangle([x, 286, x + 10, 299], fill=0)
+    d2.line([(400, 298), (600, 298)], fill=0, width=1)
+    assert not [s for s in scanrules.light_segments(img2)[0] if 280 <= s.y0 <= 305]

@@ -14,8 +14,8 @@ Contract:
   ``Plan.decide_after``: the probe could not tell a Latin language, so the caller decides from
   the full read's text (``latin_language``) and reads again only if it is not the probe's.
 - ``choose_languages`` (the models for a script, and the all-models fallback), ``models_for``,
-  ``latin_language``, ``cjk_language``, ``cjk_wins``, ``probe_band``: the rules the plan uses,
-  for the engine's per-page checks too.
+  ``latin_language``, ``cjk_language``, ``undecided_models``, ``cjk_wins``, ``probe_band``: the
+  rules the plan uses, for the engine's per-page checks too.
 
 Why a probe (issue 26): reading every page with all 9 Latin models, then again with the language
 detected, cost 2 full passes on the first page of every document, up to 4.5x a one-model read on
@@ -29,7 +29,17 @@ English model) -- then the page is read once, with ``<language>+eng``. A band th
 Chinese pages "Latin"); a page OSD calls Han or Japanese has its band read with every allowed CJK
 model, which tells Chinese from Japanese and simplified from traditional, then one read with the
 one model. When the page's language cannot be told from the band, the full read uses the probe's
-models and the language comes from its text.
+models (less the other Chinese variant's, ``undecided_models``) and the language comes from its text.
+
+Simplified or traditional: Tesseract's two Chinese models do not see the difference. Each reads
+either variant's glyphs at ~99 % symbol confidence and writes its own forms (a simplified table:
+chi_tra reads 项目 数量 金额 as 項目 數量 金額; its traditional twin: chi_sim reads 發票號碼 as
+发票号码), and their mean confidences do not tell either (93/93 on the simplified band, 91/73 the
+wrong way round on the traditional one). So the variant comes from the variant-only characters of
+the band read with both models, chi_sim first (``chinese_variant``): on a long band the read
+leans to the page's variant (the integration tests' invoice: 20/0 simplified, 6/12 traditional),
+on a short one it is a tie-break towards simplified. Telling a short traditional page needs the
+glyphs themselves (not done: a heading and two lines of traditional text are read with chi_sim).
 """
 
 from __future__ import annotations
@@ -41,7 +51,7 @@ from typing import Any
 
 __all__ = [
     "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
-    "latin_language", "cjk_language", "cjk_chars", "cjk_wins", "probe_band", "lang_pass_is_latin",
+    "latin_language", "cjk_language", "cjk_chars", "undecided_models", "cjk_wins", "probe_band", "lang_pass_is_latin",
 ]
 
 #: ISO 639-1 -> Tesseract traineddata names.
@@ -172,6 +182,27 @@ def cjk_language(text: str, allowed: list[str]) -> str | None:
     return "ja" if "ja" in allowed and lang == "ja" else None
 
 
+def undecided_models(text: str, cands: list[str]) -> list[str]:
+    """The models of a page whose CJK band was too short to tell its language (``cands``: the
+    band's models): all of them, less the Chinese model of the other variant when the band is
+    Chinese text (no kana) in one variant (``chinese_variant``: 3+ variant-only characters, a
+    majority). Both Chinese models read either variant's glyphs at ~99 % symbol confidence and
+    write their own forms (the gate's simplified table band: chi_tra reads 项目 数量 金额 as
+    項目 數量 金額 at 99-100), so a full read with both lets chi_tra take some lines and cells at
+    random: the gate's simplified table came out in traditional forms. The band's read, with
+    chi_sim first, is the tie-break the variant count already is for longer bands. ``jpn``
+    stays: a few Han characters do not tell Chinese from kanji-only Japanese headings."""
+    from daemon.understand.language import chinese_variant
+
+    if "chi_sim" not in cands or "chi_tra" not in cands or sum(0x3040 <= ord(c) <= 0x30FF for c in text):
+        return cands
+    variant = chinese_variant(text)
+    if variant is None:
+        return cands
+    drop = "chi_tra" if variant == "simplified" else "chi_sim"
+    return [m for m in cands if m != drop]
+
+
 def cjk_chars(text: str) -> int:
     """Han characters and kana in ``text``."""
     return len(_HAN_CHAR.findall(text)) + sum(0x3040 <= ord(c) <= 0x30FF for c in text)
@@ -220,7 +251,7 @@ def plan_page(
             return Plan(cands)
         text, _ = read_band(cands, CJK_PROBE_BAND)
         code = cjk_language(text, allowed)
-        return Plan(models_for(code, allowed) if code else cands, code, [cands])
+        return Plan(models_for(code, allowed) if code else undecided_models(text, cands), code, [cands])
     if not latin:
         return Plan(choose_languages(allowed, script))
     first = ["eng"] if "en" in latin else list(TESS_CODES[latin[0]])
@@ -240,7 +271,7 @@ def plan_page(
         if cjk_wins(conf, text2, conf2) and (code is not None or cjk_chars(text2) >= CJK_SOME_CHARS):
             # a band too short to tell Chinese from Japanese (a receipt: 10 kana and 5 Han
             # characters read at 91 against 45 with English) is still CJK: every CJK model
-            return Plan(models_for(code, allowed) if code else cands, code, probes)
+            return Plan(models_for(code, allowed) if code else undecided_models(text2, cands), code, probes)
     if len(latin) == 1:
         return Plan(first, latin[0], probes)
     lang = latin_language(text, latin)

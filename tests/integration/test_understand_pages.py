@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import docgen
+import gatecorpus
 import pytest
 from PIL import Image, ImageDraw
 
@@ -71,6 +72,28 @@ def test_chinese_page_read_with_its_own_variant(
     assert counts[1 - own] == 0, (counts, res.text)  # none of the other variant's forms
     assert not any("\u3040" <= ch <= "\u30ff" for ch in res.text), res.text  # no kana from jpn
     assert docgen.cer(text, res.text) < 0.1, res.text
+
+
+def test_a_short_simplified_table_is_read_without_chi_tra(engine: TesseractEngine, tmp_path: Path) -> None:
+    # The gate's simplified table (a heading and a 4-row table: a band of 6 Han characters, too
+    # few to tell Chinese from Japanese) was read with chi_sim+chi_tra+jpn and came out in
+    # traditional forms (项目 -> 項目, 数量 -> 數量): both Chinese models read either variant's
+    # glyphs and write their own. The band's variant now drops chi_tra (tessplan.undecided_models).
+    name = "12-rules_only_table-zh.jpg"
+    (doc,) = gatecorpus.build(tmp_path, only={name})
+    page = render_page(tmp_path / name, 0, RenderOptions()).image
+    res = engine.submit(PageRequest("doc-zh-table", 0, page, meta={"script": "Han"})).result(timeout=300)
+    assert "chi_sim" in res.meta["languages"] and "chi_tra" not in res.meta["languages"], res.meta
+    simp, trad = han_variant_counts(res.text)
+    assert simp >= 5 and trad == 0, (simp, trad, res.text)
+    flat = "".join(res.text.split())
+    assert sum(w in flat for w in doc.words) >= 5, (doc.words, res.text)
+    # ... and a traditional page (a Taiwanese invoice) is still read with chi_tra alone
+    res = engine.submit(
+        PageRequest("doc-zh-hant", 0, scan(tmp_path, "hant", ZH_HANT, lang="zh_tw"), meta={"script": "Han"})
+    ).result(timeout=300)
+    assert res.meta["languages"] == ["chi_tra"], res.meta
+    assert han_variant_counts(res.text)[0] == 0, res.text
 
 
 # --------------------------------------------------------------------------- item 7: binarisation

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import docgen
 
-from daemon.engines.tessplan import CJK_UNDECIDED, cjk_language, fits, models_for, plan_page
+from daemon.engines.tessplan import CJK_UNDECIDED, cjk_language, fits, models_for, plan_page, undecided_models
 
 ALL = ["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
 
@@ -111,3 +111,16 @@ def test_a_short_cjk_band_that_reads_far_better_with_cjk_models_is_read_with_the
                 ("おにぎり 鮭      \\160\n\n緑茶 500ml        \\140\nサンドイッチ         \\330\n小計             \\630", 91.0))
     plan = plan_page(ALL, "", None, band)
     assert plan.models == ["chi_sim", "chi_tra", "jpn"] and plan.language is None
+
+
+def test_a_short_chinese_band_drops_the_other_variants_model() -> None:
+    cands = ["chi_sim", "chi_tra", "jpn"]
+    # what the gate's simplified table band read with the three models (6 Han characters)
+    plan = plan_page(ALL, "Han", None, Band(("", 0), ("项目  数量  金额\n", 93.0)))
+    assert plan.models == ["chi_sim", "jpn"] and plan.language is None
+    assert undecided_models("項目 數量 金額 號碼", cands) == ["chi_tra", "jpn"]
+    # kana, a tie, or too few variant characters: every model, as before
+    assert undecided_models("数量 金額 ご注文", cands) == cands
+    assert undecided_models("数量 金額", cands) == cands
+    assert undecided_models("目 量 合计", cands) == cands
+    assert undecided_models("项目 数量 金额", ["jpn"]) == ["jpn"]

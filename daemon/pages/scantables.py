@@ -261,25 +261,38 @@ def _layout_words(layout: PageLayout, box: tuple[int, int, int, int]) -> list[Wo
 
 
 def _region_grid(api: Any, img: Any, region: RuleRegion, layout: PageLayout | None = None) -> Grid | None:
-    """A rule region's words read with Tesseract from the rule-erased page image ``img`` made
-    into a table; with ``layout`` (the page read) only when its words there line up in columns
-    already, else None. Tables without a rule above the header (rules under the header and between rows only) get
+    """A rule region's words made into a table: read with Tesseract from the rule-erased page
+    image ``img``; with ``layout`` (the page read) only when its words there line up in columns
+    already (else None), and its words are the table when the read of the region makes none.
+    Tables without a rule above the header (rules under the header and between rows only) get
     the line above the first rule as header row when its words sit inside the columns found."""
     x0, y0, x1, y1 = (int(v) for v in region.bbox)
+    box = (x0, y0, x1, y1)
     # The page read's words are the cheap test: a region whose words do not line up in columns
     # there is no table (a manual page's code boxes made one region of most of the page: reading
     # it again cost 2-3 s, issue 26). One that is a table is read again from the image with its
     # rules painted out: the page read, made with the rules in place, merged a statement's
     # header cells and read the grey rules beside its amounts as "=«=*~" (cell F1 1.0 -> 0.28 on
     # the table set's gen-statement-it-scan when the page read's words were used for the cells).
-    if layout is not None and text_grid(_layout_words(layout, (x0, y0, x1, y1)), region.bbox, region.rules) is None:
-        return None
+    # Where the region's own read makes no table, the page read's does (the gate's Chinese table
+    # with grey rules: its crop read as one column).
+    def page_read(b: tuple[int, int, int, int]) -> list[Word]:
+        return _layout_words(layout, b) if layout is not None else []
 
-    g = text_grid(_ocr_words(api, img, (x0, y0, x1, y1)), region.bbox, region.rules)
+    def region_read(b: tuple[int, int, int, int]) -> list[Word]:
+        return _ocr_words(api, img, b)
+
+    cheap = text_grid(page_read(box), region.bbox, region.rules) if layout is not None else None
+    if layout is not None and cheap is None:
+        return None
+    words = region_read
+    g = text_grid(region_read(box), region.bbox, region.rules)
+    if g is None:
+        g, words = cheap, page_read
     if g is None or len(region.rules) < 2:  # (no band height to look above the first rule with)
         return g
     band = int(min(b - a for a, b in zip(region.rules, region.rules[1:], strict=False)))
-    head = _ocr_words(api, img, (x0, max(0, y0 - band), x1, y0))
+    head = words((x0, max(0, y0 - band), x1, y0))
     cols = ["" for _ in range(g.n_cols)]
     for w in reading_order(head, sorted(w[5] for w in head)[len(head) // 2] if head else 1.0):
         # the outer edges are open (a header wider than its column's values); an inner one is not

@@ -188,7 +188,7 @@ class EngineCfg(Strict):
     crop_borders: bool = Field(True, examples=[False], description="crop dark scanner borders")
     deskew: bool = Field(
         True, examples=[False],
-        description="turn pages scanned a few degrees askew (2-10) straight before OCR; the searchable PDF keeps the original page",
+        description="turn pages scanned a few degrees askew (1-10) straight before OCR; the searchable PDF keeps the original page",
     )
     # daemon.pages.textlayer
     text_layer: Literal["auto", "any", "ocr"] = Field(

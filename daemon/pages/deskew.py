@@ -28,12 +28,13 @@ from PIL import Image
 #: The estimate works on a copy this long at most: text lines of a 300 dpi A4 page are still
 #: 4-8 px tall at 1000 px, and the cost grows with the dark pixels.
 EDGE = 1000
-#: Skews below this are left: Tesseract reads them as well as straight pages, and turning a page
-#: costs a resample of every letter. Measured on the table set's scans (bench/tables): pages
-#: 0.5-0.6 degrees askew, turned, read worse (gen-invoice-es-scan at -0.6: mean confidence 91 ->
-#: 86 and its unruled table lost, cell F1 0.91 -> 0.0; scan-unruled F1 0.59 -> 0.39 over the
-#: set); the gate's skewed scans that Tesseract lost paragraphs of are 3.7-4.4 degrees askew.
-MIN_SKEW = 2.0
+#: Skews below this are left: Tesseract reads them about as well as straight pages, and turning
+#: a page costs a resample of every letter. Measured (the engine's read, mean confidence): the
+#: table set's gen-invoice-es-scan, -0.6 degrees askew, 91 as it is and 86 turned (its unruled
+#: table lost: cell F1 0.91 -> 0.0; the set's scan-unruled F1 0.59 -> 0.39 with 0.5); the same
+#: page turned further, -1.2: 82 / 83, -2.0: 75 / 84 (table found only turned); OCRmyPDF's
+#: skew.pdf, -1.9: 92 / 94 and 8 % more words. The gate's skewed scans are 3.7-4.4 degrees.
+MIN_SKEW = 1.0
 #: The search range; pages turned more than this are not "skewed" but wrongly fed, and OSD's
 #: 90-degree steps are the other stage's.
 MAX_SKEW = 10.0

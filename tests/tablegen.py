@@ -11,6 +11,9 @@ benchmark's pages; these are smaller, fixed pages for the tests).
   the bank's name in the middle one, account lines, and ``LEDGER`` as a fully ruled table.
 - ``invoice_pdf(path)``: an invoice: the recipient's address beside the invoice details (name |
   label | value on four lines), then ``ITEMS`` in a light grey grid (#b8b8b8).
+- ``zebra_statement_pdf(path)``: a bank statement without any rule: the header row white on a
+  dark band, every other row shaded light grey, ``BANDED`` (two descriptions wrap onto a second
+  line; a money-in column filled in two rows only).
 - ``scan_of(pdf, path, ...)``: page 1 of a PDF rendered as a grey scan (paper 236, a skew, blur
   and noise from a fixed seed), saved as PNG.
 """
@@ -47,6 +50,17 @@ ITEMS = [
     ["2", "Baking trays", "20", "18.50", "370.00"],
     ["3", "Proofing baskets", "12", "9.80", "117.60"],
     ["4", "Dough scraper", "6", "4.90", "29.40"],
+]
+BANDED = [
+    ["Date", "Description", "Money out", "Money in", "Balance"],
+    ["01 Mar", "Balance brought forward", "", "", "980.40"],
+    ["02 Mar", "Card payment Corner Grocer Leeds", "23.15", "", "957.25"],
+    ["04 Mar", "Faster payment from J Okafor share of the March utility bills", "", "120.00", "1,077.25"],
+    ["07 Mar", "Direct debit Yorkshire Water", "28.90", "", "1,048.35"],
+    ["11 Mar", "Standing order Northgate Building Society mortgage payment", "655.10", "", "393.25"],
+    ["15 Mar", "Cash withdrawal Headingley", "30.00", "", "363.25"],
+    ["25 Mar", "Salary Aire Valley Freight", "", "1,904.60", "2,267.85"],
+    ["28 Mar", "Direct debit City Council Tax", "131.00", "", "2,136.85"],
 ]
 ADDRESS = ["Hofmann Bakery", "Anna Hofmann", "Linden Avenue 7", "80331 Munich"]
 DETAILS = [("Invoice", "2026-1187"), ("Date", "14.11.2026"), ("Customer", "K-40211"), ("Delivery", "12.11.2026")]
@@ -150,6 +164,46 @@ def invoice_pdf(path: Path) -> Path:
         page.draw_line((x, top), (x, top + h * len(ITEMS)), color=grey, width=0.7)
     _text(page, 330, top + h * len(ITEMS) + 30, "Total", 11, True)
     _text(page, 0, top + h * len(ITEMS) + 30, "3497.00", 11, True, right=555)
+    path.write_bytes(doc.tobytes())
+    return path
+
+
+def _wrap(text: str, width: float, size: float = 10) -> list[str]:
+    """``text`` broken into lines at most ``width`` pt wide (DejaVu Sans at ``size``)."""
+    lines, cur = [], ""
+    for w in text.split():
+        if cur and pymupdf.Font(fontfile=DEJAVU).text_length(cur + " " + w, fontsize=size) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = (cur + " " + w).strip()
+    return [*lines, cur]
+
+
+def zebra_statement_pdf(path: Path, shade: float = 0.86) -> Path:
+    """See the module docstring (``shade``: the grey of the shaded rows, 1 for none)."""
+    doc, page = _page()
+    _text(page, 40, 50, "Aire Valley Bank", 18, True)
+    for k, line in enumerate(["Sort code 40-22-18", "Account number 31907264", "1 March to 31 March 2026"]):
+        _text(page, 40, 90 + 14 * k, line)
+    xs, top = [40, 95, 330, 420, 495, 555], 150.0
+    page.draw_rect(pymupdf.Rect(xs[0], top, xs[-1], top + 18), fill=(0.3, 0.3, 0.3), color=None)
+    for c, head in enumerate(BANDED[0]):
+        _text(page, xs[c] + 4, top + 13, head, 9, True, (1, 1, 1))
+    y = top + 18
+    for r, row in enumerate(BANDED[1:]):
+        lines = _wrap(row[1], 225)
+        h = 8 + 12 * len(lines)
+        if r % 2:
+            page.draw_rect(pymupdf.Rect(xs[0], y, xs[-1], y + h), fill=(shade, shade, shade), color=None)
+        _text(page, xs[0] + 4, y + 14, row[0])
+        for k, ln in enumerate(lines):
+            _text(page, xs[1] + 4, y + 14 + 12 * k, ln)
+        for c in (2, 3, 4):
+            if row[c]:
+                _text(page, 0, y + 14, row[c], right=xs[c + 1] - 4)
+        y += h
+    _text(page, 40, y + 30, "Please check this statement and tell us at once about any entry you do not recognise.", 9)
     path.write_bytes(doc.tobytes())
     return path
 

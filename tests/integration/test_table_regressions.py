@@ -85,3 +85,15 @@ def test_address_block_is_no_table_and_grey_ruled_items_are_found(engine: Tesser
     # "Pos" cell's rectangle (global Otsu reads it at 96: a reading matter, not the table's)
     assert tables[0][0][1:] == tablegen.ITEMS[0][1:] and tables[0][1:] == tablegen.ITEMS[1:]
     assert "Linden Avenue 7" in text and "14.11.2026" in text
+
+
+def test_skewed_banded_statement_keeps_wrapped_cells_in_their_rows(engine: TesseractEngine, tmp_path: Path) -> None:
+    """A statement without rules, every other row shaded, scanned 0.7 degrees askew: a wrapped
+    description stays in its row. Measured over whole lines, the skew's drift closed the gaps
+    between rows to those inside a wrapped cell, so wrapped lines became rows of their own (the
+    table set's gen-statement-en-scan lost its table that way)."""
+    pdf = tablegen.zebra_statement_pdf(tmp_path / "statement.pdf")
+    tables, _ = _scanned_tables(engine, tablegen.scan_of(pdf, tmp_path / "statement.png", skew=0.7, seed=3, noise=3.0))
+    assert len(tables) == 1
+    # (the header, white on a dark band, is Tesseract's to read; the body is the table's)
+    assert tables[0][-len(tablegen.BANDED) + 1:] == tablegen.BANDED[1:], tables[0]

@@ -116,3 +116,28 @@ def test_a_rule_that_text_touches_is_one_rule() -> None:
         d2.rectangle([x, 286, x + 10, 299], fill=0)
     d2.line([(400, 298), (600, 298)], fill=0, width=1)
     assert not [s for s in scanrules.light_segments(img2)[0] if 280 <= s.y0 <= 305]
+
+
+def test_wrapped_cells_on_a_skewed_scan_stay_in_their_rows() -> None:
+    """Rows drifting 10 px over their width (a scan 0.7 degrees askew): the gaps between whole
+    lines' boxes are no wider than a wrapped cell's, the gaps between the words over each other
+    are."""
+    def line(y: float, words: list[tuple[float, float, str]], drift: float = 10.0) -> list[tablerows.Word]:
+        return [(a, y - drift * a / 1000, b, y + 14 - drift * a / 1000, t, 17.0) for a, b, t in words]
+
+    rows = [
+        line(340, [(75, 135, "01 Nov"), (176, 380, "Balance brought forward"), (930, 1000, "1,204.18")]),
+        line(373, [(75, 135, "06 Nov"), (176, 520, "Faster payment from K Hughes"), (930, 1000, "1,580.51")]),
+        line(392, [(176, 262, "November")], drift=1.0),
+        line(427, [(75, 135, "10 Nov"), (176, 510, "Standing order Harbour"), (930, 1000, "767.87")]),
+        line(446, [(176, 257, "mortgage")], drift=1.0),
+        line(481, [(75, 135, "14 Nov"), (176, 370, "Cash withdrawal"), (930, 1000, "727.87")]),
+    ]
+    cols = [[75.0, 135.0], [176.0, 520.0], [930.0, 1000.0]]
+    got = tablerows.join_wrapped(rows, 17.0, 3, lambda w: next(k for k, c in enumerate(cols) if w[0] >= c[0] - 1))
+    assert [[w[4] for w in r] for r in got] == [
+        ["01 Nov", "Balance brought forward", "1,204.18"],
+        ["06 Nov", "Faster payment from K Hughes", "1,580.51", "November"],
+        ["10 Nov", "Standing order Harbour", "767.87", "mortgage"],
+        ["14 Nov", "Cash withdrawal", "727.87"],
+    ]

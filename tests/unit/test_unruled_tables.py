@@ -131,3 +131,4 @@ def test_positions_and_a_quantity_of_one_stay_a_table() -> None:
     lines = [_line(400 + r * 32, list(zip((100, 300, 700, 1000), row, strict=True))) for r, row in enumerate(rows)]
     (g,) = find_unruled_tables(_layout(lines), [])
     assert _cells(g) == rows
+

@@ -12,8 +12,9 @@ images, returns nothing for them):
 - ``light_segments(gray) -> (h, v)``: thin runs darker than that level, as long as
   ``image_segments`` asks (``MIN_RULE_SHARE`` of the shorter edge, ``MIN_RULE_STROKES`` stroke
   widths), thin (``_thin``: paper on both sides across the run, so that a shaded row or a
-  header band gives none; crossings of rules stay); the runs of a staircase (a skewed page)
-  chained into one rule.
+  header band gives none; crossings of rules stay), and where text touches a rule, the rule
+  through it (``_through_text``: +0.02 s on a 300 dpi page, 0.12 -> 0.14 s); the runs of a
+  staircase (a skewed page) chained into one rule.
 - ``erase_rules(gray)``: the page image with those rules painted over in the paper's grey, for
   reading the text between them.
 - ``light_grids(gray, taken) -> list[Grid]``: grids of those rules (2 rows and 2 columns at

@@ -106,7 +106,14 @@ def _rule_runs(a: np.ndarray) -> tuple[list[tuple[int, int, int]], list[tuple[in
 
 
 def _runs_at(a: np.ndarray) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
-    from daemon.pages.scantables import INK, MIN_RULE_SHARE, MIN_RULE_STROKES, _runs, stroke_width
+    from daemon.pages.scantables import (
+        INK,
+        MIN_RULE_SHARE,
+        MIN_RULE_STROKES,
+        _runs,
+        closed_gaps,
+        stroke_width,
+    )
 
     if min(a.shape, default=0) <= 2 * MAX_RULE_THICKNESS:
         return [], []
@@ -114,12 +121,10 @@ def _runs_at(a: np.ndarray) -> tuple[list[tuple[int, int, int]], list[tuple[int,
     hmask, vmask = _thin(ink)
     min_len = max(20, int(MIN_RULE_SHARE * min(a.shape)))
     min_len = max(min_len, int(MIN_RULE_STROKES * stroke_width(ink, min_len)))
-    hmask = _through_text(ink, hmask, min_len)
-    vmask = _through_text(ink.T, vmask.T, min_len).T
-    # close 1 px gaps along each direction (broken scanned lines, a slight skew's steps)
-    hmask[:, 1:-1] |= hmask[:, :-2] & hmask[:, 2:]
-    vmask[1:-1, :] |= vmask[:-2, :] & vmask[2:, :]
-    return _runs(hmask, min_len), _runs(vmask.T, min_len)
+    # vertical rules as horizontal ones of the transposed page; 1 px gaps closed along each rule
+    h = closed_gaps(_through_text(ink, hmask, min_len))
+    v = closed_gaps(_through_text(ink.T, vmask.T, min_len))
+    return _runs(h, min_len), _runs(v, min_len)
 
 
 def _through_text(ink: np.ndarray, thin: np.ndarray, min_len: int) -> np.ndarray:
@@ -129,12 +134,10 @@ def _through_text(ink: np.ndarray, thin: np.ndarray, min_len: int) -> np.ndarray
     merged down the page (the Debian reference's package list, rows touched by underlined links
     and descenders at 300 dpi: a 277 px column kept 93 px of its rule; issue 26). A shaded band
     or a photo's dark area has ink runs as long, with no thin pixel in them."""
-    from daemon.pages.scantables import _runs
+    from daemon.pages.scantables import _runs, closed_gaps
 
-    closed = ink.copy()
-    closed[:, 1:-1] |= ink[:, :-2] & ink[:, 2:]
     out = thin.copy()
-    for r, s, e in _runs(closed, THROUGH_LENGTH * min_len):
+    for r, s, e in _runs(closed_gaps(ink), THROUGH_LENGTH * min_len):
         if thin[r, s:e].mean() >= THIN_SHARE:
             out[r, s:e] = True
     return out

@@ -115,6 +115,14 @@ def _runs(mask: np.ndarray, min_len: int) -> list[tuple[int, int, int]]:
             for s, e in zip(starts, ends, strict=True)]
 
 
+def closed_gaps(mask: np.ndarray) -> np.ndarray:
+    """A copy of a 2-D mask with its 1 px gaps along axis 1 filled (a pixel between two set
+    ones is set): broken scanned lines, a slight skew's steps."""
+    out = mask.copy()
+    out[:, 1:-1] |= mask[:, :-2] & mask[:, 2:]
+    return out
+
+
 def _run_lengths(mask: np.ndarray) -> np.ndarray:
     """Lengths of the True runs along axis 1 of a 2-D mask."""
     pad = np.zeros((mask.shape[0], 1), dtype=np.int8)
@@ -141,10 +149,7 @@ def image_segments(gray: Any) -> tuple[list[Seg], list[Seg]]:
         return [], []
     ink = a < INK
     # Close 1 px gaps along each direction (broken scanned lines, a slight skew's steps).
-    hmask = ink.copy()
-    hmask[:, 1:-1] |= ink[:, :-2] & ink[:, 2:]
-    vmask = ink.copy()
-    vmask[1:-1, :] |= ink[:-2, :] & ink[2:, :]
+    hmask, vmask = closed_gaps(ink), closed_gaps(ink.T).T
     min_len = max(20, int(MIN_RULE_SHARE * min(a.shape)))
     min_len = max(min_len, int(MIN_RULE_STROKES * stroke_width(ink, min_len)))
     h = [Seg(s, r, e, r) for r, s, e in _runs(hmask, min_len)]

@@ -174,7 +174,7 @@ def cjk_language(text: str, allowed: list[str]) -> str | None:
     is Chinese after all), the variant by its variant-only characters (simplified by default)."""
     from daemon.understand.language import chinese_variant, detect_language, looks_chinese
 
-    if len(_HAN_CHAR.findall(text)) < CJK_MIN_CHARS and sum(0x3040 <= ord(c) <= 0x30FF for c in text) < CJK_MIN_CHARS:
+    if len(_HAN_CHAR.findall(text)) < CJK_MIN_CHARS and _kana(text) < CJK_MIN_CHARS:
         return None
     lang = detect_language(text, allowed)[0]
     if "zh" in allowed and (lang == "zh" or looks_chinese(text)):
@@ -194,7 +194,7 @@ def undecided_models(text: str, cands: list[str]) -> list[str]:
     stays: a few Han characters do not tell Chinese from kanji-only Japanese headings."""
     from daemon.understand.language import chinese_variant
 
-    if "chi_sim" not in cands or "chi_tra" not in cands or sum(0x3040 <= ord(c) <= 0x30FF for c in text):
+    if "chi_sim" not in cands or "chi_tra" not in cands or _kana(text):
         return cands
     variant = chinese_variant(text)
     if variant is None:
@@ -203,9 +203,14 @@ def undecided_models(text: str, cands: list[str]) -> list[str]:
     return [m for m in cands if m != drop]
 
 
+def _kana(text: str) -> int:
+    """Hiragana and katakana in ``text``."""
+    return sum(0x3040 <= ord(c) <= 0x30FF for c in text)
+
+
 def cjk_chars(text: str) -> int:
     """Han characters and kana in ``text``."""
-    return len(_HAN_CHAR.findall(text)) + sum(0x3040 <= ord(c) <= 0x30FF for c in text)
+    return len(_HAN_CHAR.findall(text)) + _kana(text)
 
 
 def cjk_wins(latin_conf: float, cjk_text: str, cjk_conf: float) -> bool:

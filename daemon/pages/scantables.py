@@ -360,8 +360,8 @@ def words_lost(grid: Grid, layout: PageLayout) -> float:
     x0, y0, x1, y1 = grid.bbox
 
     def inside(b: tuple[int, int, int, int]) -> bool:
-        w, h = max(0.0, min(b[2], x1) - max(b[0], x0)), max(0.0, min(b[3], y1) - max(b[1], y0))
-        return w * h >= 0.25 * max(1, (b[2] - b[0]) * (b[3] - b[1]))
+        over = (max(b[0], x0), max(b[1], y0), min(b[2], x1), min(b[3], y1))
+        return _area(over) >= 0.25 * max(1.0, _area(b))
 
     page = Counter(t for ln in layout.lines for wd in ln.words if inside(wd.box) for t in _tokens(wd.text))
     cells = Counter(t for c in grid.cells for t in _tokens(c.text))

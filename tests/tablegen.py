@@ -82,6 +82,18 @@ def _text(page: pymupdf.Page, x: float, y: float, text: str, size: float = 10, b
     page.insert_text((x, y), text, fontname="dvb" if bold else "dv", fontsize=size, color=color)
 
 
+def _wrap(text: str, width: float, size: float = 10) -> list[str]:
+    """``text`` broken into lines at most ``width`` pt wide (DejaVu Sans at ``size``)."""
+    lines, cur = [], ""
+    for w in text.split():
+        if cur and pymupdf.Font(fontfile=DEJAVU).text_length(cur + " " + w, fontsize=size) > width:
+            lines.append(cur)
+            cur = w
+        else:
+            cur = (cur + " " + w).strip()
+    return [*lines, cur]
+
+
 def statement_pdf(path: Path) -> Path:
     """See the module docstring."""
     doc, page = _page()
@@ -96,15 +108,7 @@ def statement_pdf(path: Path) -> Path:
         _text(page, xs[c] + 4, top + 14, STATEMENT[0][c], 10, True, (1, 1, 1))
     y = top + 20 + 14
     for row in STATEMENT[1:]:
-        desc = row[1].split()
-        lines, cur = [], ""
-        for w in desc:  # wrap the description into its 260 pt column
-            if cur and pymupdf.Font(fontfile=DEJAVU).text_length(cur + " " + w, fontsize=10) > 250:
-                lines.append(cur)
-                cur = w
-            else:
-                cur = (cur + " " + w).strip()
-        lines.append(cur)
+        lines = _wrap(row[1], 250)  # the description wrapped into its 260 pt column
         _text(page, xs[0] + 4, y, row[0])
         for k, ln in enumerate(lines):
             _text(page, xs[1] + 4, y + 12.5 * k, ln)
@@ -166,18 +170,6 @@ def invoice_pdf(path: Path) -> Path:
     _text(page, 0, top + h * len(ITEMS) + 30, "3497.00", 11, True, right=555)
     path.write_bytes(doc.tobytes())
     return path
-
-
-def _wrap(text: str, width: float, size: float = 10) -> list[str]:
-    """``text`` broken into lines at most ``width`` pt wide (DejaVu Sans at ``size``)."""
-    lines, cur = [], ""
-    for w in text.split():
-        if cur and pymupdf.Font(fontfile=DEJAVU).text_length(cur + " " + w, fontsize=size) > width:
-            lines.append(cur)
-            cur = w
-        else:
-            cur = (cur + " " + w).strip()
-    return [*lines, cur]
 
 
 def zebra_statement_pdf(path: Path, shade: float = 0.86) -> Path:

@@ -11,7 +11,7 @@ import layoutgen
 import pytest
 
 from daemon.config import EngineCfg, TesseractCfg
-from daemon.document.model import Paragraph, Table
+from daemon.document.model import Document, Paragraph, Table
 from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
@@ -32,9 +32,11 @@ ROWS = [
 ]
 
 
-def _texts(page: RenderedPage, res: PageText) -> tuple[list[str], bool]:
-    """The page strings the writers get for the one page, as the pipeline makes them."""
-    return page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
+def _document(page: RenderedPage, res: PageText) -> Document:
+    """The document model of the one page, from the page strings the writers get, as the
+    pipeline makes them."""
+    pages, markdown = page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
+    return parse_document(pages, markdown=markdown)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +54,7 @@ def test_scanned_ruled_table_becomes_a_table_with_the_right_cells(engine: Tesser
     assert page.image is not None
     res = engine.submit(PageRequest("doc-t", 0, page.image)).result(timeout=300)
     assert res.meta.get("markdown") is True
-    pages, markdown = _texts(page, res)
-    doc = parse_document(pages, markdown=markdown)
+    doc = _document(page, res)
     blocks = doc.pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
     assert len(tables) == 1
@@ -79,8 +80,7 @@ def test_scanned_table_with_grey_horizontal_rules_only(engine: TesseractEngine, 
     page = read_or_render(png, 0, RenderOptions(autorotate=False))
     assert page.image is not None
     res = engine.submit(PageRequest("doc-r", 0, page.image)).result(timeout=300)
-    pages, markdown = _texts(page, res)
-    blocks = parse_document(pages, markdown=markdown).pages[0].blocks
+    blocks = _document(page, res).pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
     assert len(tables) == 1
     assert tables[0].expanded() == ROWS[:4]  # the header above the first rule included
@@ -103,8 +103,7 @@ def test_scanned_unruled_table_becomes_a_table_with_the_right_cells(engine: Tess
     assert page.image is not None
     res = engine.submit(PageRequest("doc-u", 0, page.image)).result(timeout=300)
     assert res.meta.get("markdown") is True
-    pages, markdown = _texts(page, res)
-    doc = parse_document(pages, markdown=markdown)
+    doc = _document(page, res)
     blocks = doc.pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
     assert len(tables) == 1
@@ -150,9 +149,9 @@ PACKAGES = [
 def test_a_tight_ruled_table_keeps_its_rows_and_words(engine: TesseractEngine, tmp_path: Path) -> None:
     """A table set as the Debian reference's package lists are (descenders and underlined links
     touching 1 px rules, a JPEG at 150 dpi in a PDF, rendered at 300 dpi): one table row per
-    printed row, every word whole. Its
-    rules broken where text touched them made cells span rows and a column's edge cut words
-    ("éditeur de te pour progra" on the scanned French reference, issue 26)."""
+    printed row, every word whole. Its rules broken where text touched them made cells span rows
+    and a column's edge cut words ("éditeur de te pour progra" on the scanned French reference,
+    issue 26)."""
     pdf = tmp_path / "packages.pdf"
     layoutgen.tight_ruled_table_image(PACKAGES, widths=(160, 170, 100, 700)).save(pdf, "PDF", resolution=150, quality=75)
     page = read_or_render(pdf, 0, RenderOptions(autorotate=False, dpi=300))  # the Tesseract engine's render
@@ -160,8 +159,7 @@ def test_a_tight_ruled_table_keeps_its_rows_and_words(engine: TesseractEngine, t
     (grid,) = find_image_grids(page.image.convert("L"))
     assert (grid.n_rows, grid.n_cols) == (7, 4) and all(c.rowspan == c.colspan == 1 for c in grid.cells)
     res = engine.submit(PageRequest("doc-k", 0, page.image)).result(timeout=300)
-    pages, markdown = _texts(page, res)
-    (table,) = [b for b in parse_document(pages, markdown=markdown).pages[0].blocks if isinstance(b, Table)]
+    (table,) = [b for b in _document(page, res).pages[0].blocks if isinstance(b, Table)]
     rows = table.expanded()
     assert len(rows) == len(PACKAGES) and all(len(r) == 4 for r in rows), rows
     # ("I:226" reads as "1:226" in DejaVu Sans, in the page read too)

@@ -464,32 +464,36 @@ class TesseractEngine(Engine):
         grids += find_unruled_tables(words, [g.bbox for g in grids] + [r.bbox for r in regions])
         if not grids and not regions:
             return None
-        key = "+".join(langs)
         try:
-            api = apis.get(key) or apis.setdefault(key, self._new_api(langs))
-            return read_scanned_page(api, gray, grids, regions, words)
+            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words)
         except Exception:
-            apis.pop(key, None)  # a failed API may be in a bad state: rebuild it next time
+            apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
             raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text
+
+    def _api(self, apis: dict[str, Any], langs: list[str]) -> Any:
+        """This thread's loaded API for ``langs``, made on first use; at most
+        ``MAX_APIS_PER_THREAD`` kept (the oldest model set goes)."""
+        key = "+".join(langs)
+        api = apis.get(key)
+        if api is None:
+            if len(apis) >= MAX_APIS_PER_THREAD:  # bound memory
+                apis.pop(next(iter(apis))).End()
+            api = apis[key] = self._new_api(langs)
+        return api
 
     def _ocr(
         self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, layout: bool = True,
     ) -> tuple[str, float, PageLayout]:
         """One Tesseract pass with ``langs`` on this thread's (cached) API: text, mean
         confidence, and the words with their boxes (none with ``layout=False``: a probe)."""
-        key = "+".join(langs)
         try:
-            api = apis.get(key)
-            if api is None:
-                if len(apis) >= MAX_APIS_PER_THREAD:  # bound memory; oldest model set goes
-                    apis.pop(next(iter(apis))).End()
-                api = apis[key] = self._new_api(langs)
+            api = self._api(apis, langs)
             api.SetImage(gray)
             raw = api.GetUTF8Text()
             conf = float(api.MeanTextConf())
             words = word_layout(api, gray.size) if layout else PageLayout(size=gray.size)
             api.Clear()
         except Exception as e:
-            apis.pop(key, None)  # a failed API may be in a bad state: rebuild next time
+            apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild next time
             raise TransientError(f"tesseract failed on {req.doc_tag} page {req.index + 1}: {e}") from e
         return str(raw), conf, words

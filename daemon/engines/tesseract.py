@@ -448,7 +448,7 @@ class TesseractEngine(Engine):
         """The page as Markdown with its tables: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
-        from daemon.pages.scanrules import light_segments
+        from daemon.pages.scanrules import light_segments, rule_runs
         from daemon.pages.scantables import (
             find_image_grids,
             find_image_rule_regions,
@@ -457,15 +457,17 @@ class TesseractEngine(Engine):
             read_scanned_page,
         )
 
-        # dark runs and thin (light or dark) rules found once for both searches (0.1 s each at 300 dpi)
-        segments, light = image_segments(gray), light_segments(gray)
+        # dark runs and thin (light or dark) rules found once for both searches and for painting
+        # the rules out before the cells are read (0.1 s each at 300 dpi)
+        runs = rule_runs(gray)
+        segments, light = image_segments(gray), light_segments(gray, runs)
         grids = find_image_grids(gray, segments, light)
         regions = find_image_rule_regions(gray, grids, segments, light)
         grids += find_unruled_tables(words, [g.bbox for g in grids] + [r.bbox for r in regions])
         if not grids and not regions:
             return None
         try:
-            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words)
+            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words, runs)
         except Exception:
             apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
             raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text

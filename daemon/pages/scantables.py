@@ -48,7 +48,7 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,9 @@ from daemon.pages.tables import (
     text_grid,
     unruled_grids,
 )
+
+if TYPE_CHECKING:
+    from daemon.pages.scanrules import Runs
 
 log = logging.getLogger(__name__)
 
@@ -405,13 +408,14 @@ _TOKEN = re.compile(rf"{_CJK}|(?:(?!{_CJK})[^\W_])+")
 
 def read_scanned_page(
     api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None, words: PageLayout | None = None,
+    runs: Runs | None = None,
 ) -> str | None:
     """Read a page image that has ruled tables (``grids``) or regions between horizontal rules
     (``regions``): a region becomes a table when its words line up in columns (``text_grid``);
     then bands of text between the tables (tables whited out) with the API's page segmentation,
     or from ``words`` (see the contract), and every ruled table cell by cell. Returns inline
     Markdown paragraphs and HTML tables in page order, or None when no table was found after all.
-    The API's image and mode are reset."""
+    ``runs``: the page's ``scanrules.rule_runs``, if known. The API's image and mode are reset."""
     from PIL import Image, ImageDraw
     from tesserocr import PSM
 
@@ -419,7 +423,7 @@ def read_scanned_page(
     from daemon.pages.scanrules import erase_rules
 
     img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
-    img = erase_rules(img.convert("L") if img.mode != "L" else img)  # rules confuse Tesseract's layout
+    img = erase_rules(img.convert("L") if img.mode != "L" else img, runs)  # rules confuse Tesseract's layout
     w, h = img.size
     grids = list(grids)
     try:

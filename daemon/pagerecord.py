@@ -124,10 +124,20 @@ class PageResult:
     @classmethod
     def from_engine(cls, page: RenderedPage, answer: PageText, engine_markdown: bool) -> PageResult:
         layout = answer.layout if answer.layout is not None else page.lines
+        geometry = page.geometry
+        turned = int(answer.meta.get("turned") or 0) % 360
+        if turned and geometry is not None:
+            # the engine read the page turned further (its upside-down re-read) and its boxes lie
+            # on that page: the page's rotation is the whole turn (sidecar, searchable PDF). A
+            # half turn keeps the size; a deskew's turn about the centre commutes with it.
+            from dataclasses import replace
+
+            size = geometry.size if turned == 180 else (geometry.size[1], geometry.size[0])
+            geometry = replace(geometry, rotation=(geometry.rotation + turned) % 360, size=size)
         return cls(
             index=page.index, text=answer.text, engine=answer.engine, source="ocr",
             markdown=engine_markdown or bool(answer.meta.get("markdown")), seconds=answer.seconds,
-            geometry=page.geometry, layout=layout, flags=tuple(answer.flags), meta=dict(answer.meta),
+            geometry=geometry, layout=layout, flags=tuple(answer.flags), meta=dict(answer.meta),
             text_layer=page.text_layer_note, degraded=(*page.degraded, *answer.degraded),
         )
 

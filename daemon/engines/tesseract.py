@@ -75,18 +75,22 @@ from typing import Any
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, PageRequest
 from daemon.engines.tessplan import (
+    CJK_SCRIPTS,
     CJK_UNDECIDED,
     LATIN,
     LEARN_MIN_CHARS,
     TESS_CODES,
+    VERTICAL_SHARE,
     Plan,
     choose_languages,
     lang_pass_is_latin,
     latin_language,
     plan_page,
     probe_band,
+    vertical_band,
+    vertical_models,
 )
-from daemon.engines.tesswords import turned_half, word_layout
+from daemon.engines.tesswords import vertical_share, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
 from daemon.pages.orient import tessdata_dir
@@ -378,11 +382,28 @@ class TesseractEngine(Engine):
             raw2, conf2, layout2 = got if got is not None else ("", -1.0, layout)
             if got is not None and conf2 >= conf + FLIP_MARGIN:
                 turned, raw, conf, text = 180, raw2, conf2, tidy_text(raw2)
-                # the words' boxes back on the page as the render stage left it (searchable PDF)
-                layout, gray, words_on_gray = turned_half(layout2), flipped, layout2
+                # the words' boxes stay on the turned page: the page record adds the turn to the
+                # page's rotation (``PageResult.from_engine``), so the sidecar says 180 and the
+                # searchable PDF shows the page upright with its text in reading order (boxes put
+                # back on the upside-down page drew every line backwards, issue 32)
+                layout, gray, words_on_gray = layout2, flipped, layout2
+                # the language was decided (or not) on the upside-down page's junk: the Danish
+                # page turned 180 deg was read with English ("laeser", "veerdier"); read it again
+                # in the language its upright text names
+                lang = latin_language(text, latin) if len(latin) > 1 and lang_pass_is_latin(langs) else None
+                again = choose_languages(allowed, "Latin", lang) if lang is not None else langs
+                if lang is not None and again != langs:
+                    got = self._reread(req, apis, again, gray, degraded)
+                    if got is not None:
+                        first_pass, langs = first_pass or langs, again
+                        (raw, conf, layout), text = got, tidy_text(got[0])
+                        words_on_gray = layout
+                    self._remember(req.doc_tag, lang)
         # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
         page_gray, page_words = gray, words_on_gray
-        tables = optional(
+        # (not on a page written in columns: the table search reads rows of horizontal words,
+        # and a vertical letter's columns came out as a 7-column table of single characters)
+        tables = None if plan.vertical else optional(
             Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words), lambda: None, degraded
         )
         if tables is not None:
@@ -396,8 +417,12 @@ class TesseractEngine(Engine):
             meta["probe"] = plan.probes
         if first_pass:
             meta["first_pass"] = first_pass
+        if plan.vertical:
+            meta["vertical"] = True
         if turned:
-            meta["turned"] = turned  # degrees the engine turned the page on top of the render stage's
+            # degrees the engine turned the page on top of the render stage's; ``layout`` is on
+            # the turned page (``daemon.pagerecord.PageResult.from_engine`` adds it to the rotation)
+            meta["turned"] = turned
         return PageText(
             index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout, degraded=degraded,
         )
@@ -414,18 +439,40 @@ class TesseractEngine(Engine):
         language decided is remembered for the document. The probe is an optional stage: when it
         fails, the page is read with every model its script allows (the old, costly way)."""
         known = self._known(req.doc_tag)
+        vertical = script in CJK_SCRIPTS and optional(
+            Stage.LANGUAGE_REREAD, lambda: self._vertical(apis, allowed, script, gray), lambda: False, degraded,
+        )
 
-        def read_band(models: list[str], share: float) -> tuple[str, float]:
-            raw, conf, _ = self._ocr(req, apis, models, probe_band(gray, share), layout=False)
+        def models(names: list[str]) -> list[str]:
+            return (vertical_models(names, self._have) or names) if vertical else names
+
+        def read_band(names: list[str], share: float) -> tuple[str, float]:
+            band = vertical_band(gray, share) if vertical else probe_band(gray, share)
+            raw, conf, _ = self._ocr(req, apis, models(names), band, layout=False)
             return raw, conf
 
         plan = optional(Stage.LANGUAGE_REREAD, lambda: plan_page(allowed, script, known, read_band),
                         lambda: Plan(choose_languages(allowed, script, known)), degraded)
+        if vertical:
+            plan.models, plan.vertical = models(plan.models), True
         if plan.language is not None and plan.language != known:
             self._remember(req.doc_tag, plan.language)
         elif plan.language is None and known is None and not lang_pass_is_latin(plan.models):
             self._remember(req.doc_tag, CJK_UNDECIDED)  # (tessplan.CJK_UNDECIDED)
         return plan
+
+    def _vertical(self, apis: dict[str, Any], allowed: list[str], script: str, gray: Any) -> bool:
+        """An upright CJK page (OSD's script) written in columns: Tesseract's layout analysis
+        (``vertical_share``, 0.15-0.5 s, CJK pages only) finds most of its lines running top to
+        bottom. Read with the horizontal models such a page is junk (a vertical Japanese letter:
+        confidence 24)."""
+        names = choose_languages(allowed, script)
+        if vertical_models(names, self._have) is None:
+            return False
+        return vertical_share(self._api(apis, names[:1]), gray) >= VERTICAL_SHARE
+
+    def _have(self, model: str) -> bool:
+        return (Path(self.tessdata) / f"{model}.traineddata").is_file()
 
     def _flip_check(
         self, req: PageRequest, apis: dict[str, Any], langs: list[str], flipped: Any, conf: float,

@@ -16,6 +16,10 @@ Contract:
 - ``choose_languages`` (the models for a script, and the all-models fallback), ``models_for``,
   ``latin_language``, ``cjk_language``, ``undecided_models``, ``cjk_wins``, ``probe_band``: the
   rules the plan uses, for the engine's per-page checks too.
+- Vertical CJK (tategaki): ``vertical_models`` (the ``_vert`` twins of a plan's CJK models) and
+  ``vertical_band`` (the probe band of a page written in columns); the engine asks Tesseract's
+  layout analysis whether an upright CJK page runs in columns (``VERTICAL_SHARE``) and plans it
+  with these.
 
 Why a probe (issue 26): reading every page with all 9 Latin models, then again with the language
 detected, cost 2 full passes on the first page of every document, up to 4.5x a one-model read on
@@ -52,6 +56,7 @@ from typing import Any
 __all__ = [
     "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
     "latin_language", "cjk_language", "cjk_chars", "undecided_models", "cjk_wins", "probe_band", "lang_pass_is_latin",
+    "VERT_MODELS", "VERTICAL_SHARE", "vertical_models", "vertical_band",
 ]
 
 #: ISO 639-1 -> Tesseract traineddata names.
@@ -100,6 +105,15 @@ CJK_SOME_CHARS = 5
 #: (Japanese with English paragraphs; OSD says "Latin") read its English band at 72, its CJK band
 #: at 91 with ``jpn``; it was read with ``eng`` (word recall 0.42 against OCRmyPDF's 0.96).
 CJK_UNDECIDED = "cjk"
+
+#: Vertical (tategaki) text: each CJK model's ``_vert`` twin (Debian tesseract-ocr-jpn-vert,
+#: -chi-sim-vert, -chi-tra-vert). A vertical Japanese letter read with ``jpn``: confidence 24,
+#: junk; with ``jpn_vert``: 90, the letter's text (issue 32).
+VERT_MODELS = {"jpn": "jpn_vert", "chi_sim": "chi_sim_vert", "chi_tra": "chi_tra_vert"}
+#: Share of a CJK page's text-line area running top to bottom that makes it a vertical page
+#: (``daemon.engines.tesswords.vertical_share``: 1.0 on vertical letters, 0.0 on horizontal
+#: pages; a heading or a caption set across a vertical page does not change the body's reading).
+VERTICAL_SHARE = 0.6
 
 _HAN_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -229,6 +243,26 @@ def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
     return inkiest_band(gray, share)
 
 
+def vertical_models(models: list[str], have: Callable[[str], bool]) -> list[str] | None:
+    """``models`` for a vertical page: each CJK model's ``_vert`` twin (Latin models dropped:
+    they cannot read columns); None when one is missing (``have(name)``: its traineddata is
+    installed), and the page is read as before."""
+    vert = [VERT_MODELS[m] for m in models if m in VERT_MODELS]
+    if not vert or not all(have(m) for m in vert):
+        return None
+    return vert
+
+
+def vertical_band(gray: Any, share: float) -> Any:
+    """The vertical band of ``share`` of the page's width with the most ink: the language
+    probe of a vertical page (a horizontal band cuts every column into a few characters)."""
+    from PIL import Image
+
+    turned = gray.transpose(Image.Transpose.ROTATE_90)
+    band = probe_band(turned, share)
+    return band.transpose(Image.Transpose.ROTATE_270)
+
+
 @dataclass
 class Plan:
     """See the module contract."""
@@ -237,6 +271,7 @@ class Plan:
     language: str | None = None
     probes: list[list[str]] = field(default_factory=list)
     decide_after: bool = False
+    vertical: bool = False  # a CJK page written in columns, read with the ``_vert`` models
 
 
 def plan_page(

@@ -2,8 +2,9 @@
 
 Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has just recognised
 (grouped by line in Tesseract's reading order, blocks numbered from 0), leaving out empty words
-(tesserocr raises "No text returned" for some; a word without a box); ``turned_half(layout)``
-puts every box of a page read upside down back where it lies on the page as rendered. Used by
+(tesserocr raises "No text returned" for some; a word without a box). ``vertical_share(api,
+image)``: the share of the text-line area Tesseract's layout analysis finds written top to
+bottom (tategaki columns). Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
 (``daemon.pages.scantables``). Split out of tesseract.py, which keeps the engine.
 """
@@ -46,15 +47,27 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
     return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)
 
 
-def turned_half(layout: PageLayout) -> PageLayout:
-    """``layout`` of a page read upside down (the engine's own half turn), with every box put
-    back where it lies on the page as the render stage gave it (x -> w - x, y -> h - y)."""
-    w, h = layout.size
+def vertical_share(api: Any, image: Any) -> float:
+    """Share (0-1) of the area of the text lines Tesseract's layout analysis (no recognition)
+    finds on ``image`` that run top to bottom. A vertical Japanese letter: 1.0 (0.15 s on a
+    1240 px page); the same text set horizontally: 0.0; a Latin page turned sideways also 1.0,
+    so this tells columns from lines only on a page already known to be upright CJK."""
+    from tesserocr import RIL, WritingDirection, iterate_level
 
-    def flip(b: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
-        return (w - b[2], h - b[3], w - b[0], h - b[1])
-
-    lines = [
-        TextLine(flip(ln.box), [TextBox(wd.text, flip(wd.box)) for wd in ln.words], ln.block) for ln in layout.lines
-    ]
-    return PageLayout(layout.size, lines, layout.has_words)
+    api.SetImage(image)
+    try:
+        it = api.AnalyseLayout()
+        if it is None:
+            return 0.0
+        down = total = 0
+        for line in iterate_level(it, RIL.TEXTLINE):
+            box = line.BoundingBox(RIL.TEXTLINE)
+            if box is None:
+                continue
+            area = (box[2] - box[0]) * (box[3] - box[1])
+            total += area
+            if line.Orientation()[1] == WritingDirection.TOP_TO_BOTTOM:
+                down += area
+        return down / total if total else 0.0
+    finally:
+        api.Clear()

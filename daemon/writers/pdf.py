@@ -10,17 +10,20 @@ the page's text came from its own text layer, or a PDF page that already has tex
 raises ``InputError`` only when the source cannot be opened as the pages the daemon read, and
 is deterministic for the same input (no timestamps or random ids in the bytes).
 
-- PDF source: every page kept as it is (content streams, resources, annotations, /Rotate). A
-  page that gets a text layer gets two more content streams, ``q`` before its own and
+- PDF source: every page kept as it is (content streams, resources, annotations; /Rotate but for
+  the daemon's upright turn, below). A page that gets a text layer gets two more content
+  streams, ``q`` before its own and
   ``Q q <matrix> cm /OCR<n> Do Q`` after, where the form XObject holds the text; its own
   stream's bytes are unchanged. Pages left untouched are not modified at all.
 - Image source (PNG, JPEG, TIFF frames, ...): each frame wrapped into a page by img2pdf (the
   library OCRmyPDF uses for the same job): JPEG and most PNG/TIFF data copied without
   re-encoding, page size from the image's DPI (img2pdf's default of 96 dpi when it has none),
-  EXIF orientation as the page's /Rotate; the daemon's own upright turn (OSD) is added to
-  /Rotate, so the page shows as the engine saw it (an alpha channel becomes a soft mask).
+  EXIF orientation as the page's /Rotate (an alpha channel becomes a soft mask).
   Images img2pdf refuses (mirrored EXIF orientations, modes it cannot store) are decoded with
   Pillow, turned by EXIF, put on white and stored losslessly.
+- Both: the daemon's own upright turn (``PdfPage.rotation``: OSD, the orientation probe, the
+  engine's upside-down re-read) is added to the page's /Rotate, so every page shows upright, as
+  the engine read it, and its text layer runs the way the page reads.
 - Text: OCRmyPDF's text-layer renderer (``ocrmypdf.fpdf_renderer``, fpdf2) draws each page's
   lines and words in text render mode 3 (invisible) with OCRmyPDF's bundled fonts only (Noto
   Sans for Latin, the glyphless Occulta for everything else, CJK included), whose ToUnicode maps
@@ -445,7 +448,9 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
             if degraded:
                 entry["degraded"] = [d.to_json() for d in degraded]
             report_pages.append(entry)
-            if not is_pdf and p.rotation % 360:
+            if p.rotation % 360:
+                # shown as the engine read it, upright: an image page and a PDF page alike (a PDF
+                # page scanned sideways stayed sideways in the output, issue 32)
                 page.obj.Rotate = (_page_rotate(page) + p.rotation) % 360
             if tree is not None:
                 trees.append((p.index, tree))
@@ -456,9 +461,7 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
             for k, (i, _tree) in enumerate(trees):
                 p = inp.pages[i]
                 page = pdf.pages[i]
-                rot = _page_rotate(page)
-                if not is_pdf:
-                    rot = (rot - p.rotation) % 360  # the rotation the daemon saw (before its turn)
+                rot = (_page_rotate(page) - p.rotation) % 360  # the rotation the daemon saw (before its turn)
                 _graft(pdf, page, layers.pages[k], text_matrix(_as_drawn(p), _page_box(page), rot), k)
         title = inp.title or src.stem
         if not is_pdf:

@@ -477,7 +477,9 @@ def test_rotated_and_cropped_pdf_pages(engine: TesseractEngine, tmp_path: Path) 
     doc.close()
     out, texts, report = make_pdf_output(src, engine, tmp_path)
     assert [p["placement"] for p in report["pages"]] == ["words"] * 3
-    assert displayed_sizes(out) == displayed_sizes(src)
+    # the sideways scan is shown upright, the way the daemon read it (issue 32); the others as they were
+    before = displayed_sizes(src)
+    assert displayed_sizes(out) == [before[0], (before[1][1], before[1][0]), before[2]]
     # MuPDF's words: relative to the crop box, in the page's unrotated orientation
     with pymupdf.open(out) as o:
         boxes = [next(tuple(w[:4]) for w in pg.get_text("words") if w[4] == "Invoice") for pg in o]

@@ -41,6 +41,7 @@ readonly APT_PACKAGES=(
   tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra tesseract-ocr-jpn
   tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-nld
   tesseract-ocr-por tesseract-ocr-swe tesseract-ocr-dan
+  tesseract-ocr-jpn-vert tesseract-ocr-chi-sim-vert tesseract-ocr-chi-tra-vert
   python3 python3-venv python3-dev
   libsystemd-dev pkg-config gcc
   ghostscript

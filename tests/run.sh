@@ -10,6 +10,8 @@ APT_PACKAGES=(
   tesseract-ocr tesseract-ocr-osd tesseract-ocr-eng tesseract-ocr-chi-sim tesseract-ocr-chi-tra
   tesseract-ocr-jpn tesseract-ocr-fra tesseract-ocr-deu tesseract-ocr-spa tesseract-ocr-ita
   tesseract-ocr-nld tesseract-ocr-por tesseract-ocr-swe tesseract-ocr-dan
+  # vertical (tategaki) Japanese and Chinese: the _vert models (daemon.engines.tessplan.VERT_MODELS)
+  tesseract-ocr-jpn-vert tesseract-ocr-chi-sim-vert tesseract-ocr-chi-tra-vert
   # systemd-python builds against libsystemd; systemd-analyze checks the unit
   libsystemd-dev pkg-config systemd
   # tests/e2e/test_install.py runs install.sh --no-apt: a venv from Debian's python3, in which pip

@@ -323,6 +323,14 @@ def _unskewed(placed: Placement, p: PdfPage) -> Placement:
     return Placement(placed.how, lines)
 
 
+#: A line box this many times taller than wide, with CJK text, is a vertical column.
+VERTICAL_LINE_RATIO = 2.0
+
+
+def _is_cjk(text: str) -> bool:
+    return any(0x3040 <= ord(c) <= 0x30FF or 0x3400 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF for c in text)
+
+
 def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
     from ocrmypdf.models.ocr_element import BoundingBox, OcrClass, OcrElement
 
@@ -337,7 +345,12 @@ def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
         words = [OcrElement(ocr_class=OcrClass.WORD, bbox=bb(w.box), text=w.text) for w in ln.words if w.text]
         lbox = bb(ln.box)
         if words and lbox.height > 0 and lbox.width > 0:
-            lines.append(OcrElement(ocr_class=OcrClass.LINE, bbox=lbox, children=words))
+            # a column of vertical CJK (tategaki, read with the _vert models) is drawn top to
+            # bottom (hOCR's textangle, counter-clockwise): drawn as a horizontal line squeezed
+            # into the column's box its text was lost (a vertical letter gave 3 characters)
+            down = lbox.height > VERTICAL_LINE_RATIO * lbox.width and any(_is_cjk(w.text or "") for w in words)
+            lines.append(OcrElement(ocr_class=OcrClass.LINE, bbox=lbox, children=words,
+                                    textangle=-90.0 if down else None))
     return OcrElement(ocr_class=OcrClass.PAGE, bbox=BoundingBox(0, 0, we, he), children=lines, dpi=72.0)
 
 

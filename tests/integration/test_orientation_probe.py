@@ -283,6 +283,12 @@ def test_vertical_japanese_letter_read_with_jpn_vert(engine: TesseractEngine, tm
     assert sum(min(got.count(c), want.count(c)) for c in set(want)) / len(want) >= 0.9, got
     # in reading order: the letter's opening and closing phrases come out whole
     assert "春暖の候" in got and "ご案内申し上げます" in got
+    # the searchable PDF draws each column top to bottom: its text comes back whole, in order
+    out = searchable(src, [page], tmp_path)
+    with pymupdf.open(out) as doc:
+        layer = doc[0].get_text().replace("\n", "")
+    assert "春暖の候" in layer and "ご案内申し上げます" in layer
+    assert sum(min(layer.count(c), want.count(c)) for c in set(want)) / len(want) >= 0.9
 
 
 def test_chinese_page_with_code_keeps_chinese_models(engine: TesseractEngine, tmp_path: Path) -> None:

@@ -103,6 +103,20 @@ def test_a_latin_page_of_a_document_with_an_undecided_cjk_page_is_probed_with_cj
     assert plan.models == ["deu", "eng"] and plan.language == "de"
 
 
+def test_a_chinese_band_among_code_keeps_the_chinese_model_beside_english() -> None:
+    """A Chinese page with code lines (OSD: Latin): English reads the band at 66, the CJK models
+    at 64 with 40 Han characters among many more Latin letters (the code): not a CJK "win",
+    but the Han characters are read, so chi_sim stays, with English for the code (issue 32)."""
+    zh = "在执行这些命令之前请确认您拥有管理员权限并且系统已经连接到网络如果命令执行失败系统会显示错误信息"
+    code = "$ sudo apt-get install tesseract-ocr\nfor f in *.png; do tesseract $f out; done\n" * 3
+    band = Band((code + "ARE IE tt", 66.0), (zh + "\n" + code, 64.0))
+    plan = plan_page(ALL, "Latin", None, band)
+    assert plan.models == ["chi_sim", "eng"] and plan.language == "zh-Hans"
+    # a Latin band read with the CJK models that names no CJK language stays Latin
+    band = Band((docgen.SAMPLES["de"] * 2, 62.0), ("Rechnung 一 Nummer", 64.0))
+    assert plan_page(ALL, "Latin", None, band).models == ["deu", "eng"]
+
+
 def test_a_short_cjk_band_that_reads_far_better_with_cjk_models_is_read_with_them() -> None:
     """A Japanese receipt OSD could not place: its 12 % band holds 10 kana and 5 Han characters,
     too few to tell Japanese from Chinese, read at 91 with the CJK models against 45 with

@@ -457,9 +457,9 @@ def test_size_ratio(fmt: str, engine: TesseractEngine, tmp_path: Path) -> None:
 
 
 def test_rotated_and_cropped_pdf_pages(engine: TesseractEngine, tmp_path: Path) -> None:
-    """PDF pages shown turned (/Rotate 90 over an upright scan; a sideways scan the daemon turns
-    upright; a crop box that starts off the media box's origin): the layer lands on the words
-    as displayed, the same place on each."""
+    """PDF pages shown turned (/Rotate 90 over an upright scan; a sideways scan; the daemon turns
+    both upright; a crop box that starts off the media box's origin): the layer lands on the
+    words, the same place on each."""
     img = docgen.text_image(docgen.SAMPLES["en"])
     up, side = tmp_path / "up.png", tmp_path / "side.png"
     img.save(up)
@@ -477,9 +477,10 @@ def test_rotated_and_cropped_pdf_pages(engine: TesseractEngine, tmp_path: Path) 
     doc.close()
     out, texts, report = make_pdf_output(src, engine, tmp_path)
     assert [p["placement"] for p in report["pages"]] == ["words"] * 3
-    # the sideways scan is shown upright, the way the daemon read it (issue 32); the others as they were
+    # the pages shown sideways (the /Rotate 90 and the sideways scan) are shown upright, the way
+    # the daemon read them (issue 32); the upright one as it was
     before = displayed_sizes(src)
-    assert displayed_sizes(out) == [before[0], (before[1][1], before[1][0]), before[2]]
+    assert displayed_sizes(out) == [(before[0][1], before[0][0]), (before[1][1], before[1][0]), before[2]]
     # MuPDF's words: relative to the crop box, in the page's unrotated orientation
     with pymupdf.open(out) as o:
         boxes = [next(tuple(w[:4]) for w in pg.get_text("words") if w[4] == "Invoice") for pg in o]

@@ -1,7 +1,7 @@
 """Tesseract's recognised words with their boxes, as the pipeline's ``PageLayout``.
 
 Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has just recognised
-(grouped by line in Tesseract's reading order, blocks numbered from 0), leaving out empty words
+(grouped by line in Tesseract's reading order, blocks numbered from 0), in Unicode NFC, leaving out empty words
 (tesserocr raises "No text returned" for some; a word without a box); ``turned_half(layout)``
 puts every box of a page read upside down back where it lies on the page as rendered. Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
@@ -10,6 +10,7 @@ the Tesseract engine (the searchable PDF's words, the table search) and the scan
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from daemon.models import PageLayout, TextBox, TextLine
@@ -37,7 +38,7 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
                 continue
             lines.append(TextLine(box=tuple(lbox), block=block))
         try:
-            text = (w.GetUTF8Text(RIL.WORD) or "").strip()
+            text = unicodedata.normalize("NFC", (w.GetUTF8Text(RIL.WORD) or "").strip())
         except RuntimeError:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
             continue
         wbox = w.BoundingBox(RIL.WORD)

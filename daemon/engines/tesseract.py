@@ -1,7 +1,8 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
-(~490 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
-with the page's passes (the language probe, the read, the upside-down and table checks) and the
+(~560 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
+with the page's passes (the language probe, the read, the upside-down, lost-text and table
+checks) and the
 measured constants behind each; which models read a page is ``daemon.engines.tessplan``.)
 
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
@@ -55,6 +56,12 @@ Checks before the costly passes (issue 26): a page read below ``FLIP_RETRY_BELOW
 upside down in full only when its probe band reads ``FLIP_MARGIN`` better upside down; the table
 search reads nothing when the page image shows no table (``daemon.pages.scantables``), and reads
 only the table cells when it does (the text around the tables is the page read's own words).
+
+Lost text (issue 32; optional stage ``lost_text``): a page read below ``FLIP_RETRY_BELOW_CONF``
+is also read with Otsu's global threshold and that read kept when ``FLIP_MARGIN`` surer (Sauvola
+lost lines of a diary photo on ruled paper); then ink the read left without words is read again
+on its own and merged in reading order (``daemon.engines.tessrecover``, ~0.02 s a page when
+nothing is missing).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 (~560 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
 with the page's passes (the language probe, the read, the upside-down, lost-text and table
-checks) and the
-measured constants behind each; which models read a page is ``daemon.engines.tessplan``.)
+checks) and the measured constants behind each; which models read a page is
+``daemon.engines.tessplan``.)
 
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
 

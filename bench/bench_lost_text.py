@@ -7,7 +7,9 @@ again; and the Otsu re-read of a page read below 70 confidence).
 
 Pages: the generated ones (``tests/prosegen.py``: a 2-page scan of the GPL's preamble at 300 dpi,
 -1 degree, noise; a photo of a diary page in a script font on ruled paper) and the real-world
-set's scans named with ``--realdocs`` (from the cache fetch.py fills). Each page is rendered as
+set's scans named with ``--realdocs`` (from the cache fetch.py fills), and its born-digital
+PDFs named with ``--scan``, "scanned" first like the generated prose (300 dpi, -1 degree, noise;
+reference: their own text layer). Each page is rendered as
 the pipeline does for Tesseract (300 dpi, orientation, crop, deskew) and read by the real
 ``TesseractEngine`` twice: as it is ("after") and with both passes switched off ("before").
 Word recall: of the reference's words (multiset; lower case, letters and digits, 3+ characters),
@@ -86,15 +88,23 @@ def read(engine: TesseractEngine, img, tag: str, index: int):  # type: ignore[no
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--realdocs", default="")
+    ap.add_argument("--scan", default="", help="born-digital real-world documents to scan first (ids)")
+    ap.add_argument("--no-generated", action="store_true")
     ap.add_argument("--out", default="")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="lost-text-"))
     items: list[tuple[str, Path, list[str] | None]] = []
-    ref = prosegen.prose_pdf(tmp / "prose.pdf")
-    prosegen.scan_pdf(tmp / "prose.pdf", tmp / "prose-scan.pdf", dpi=300, skew=-1.0, noise=6.0)
-    items.append(("gen-prose-scan", tmp / "prose-scan.pdf", ref))
-    items.append(("gen-diary", tmp / "diary.jpg", ["\n".join(prosegen.diary_page(tmp / "diary.jpg"))]))
+    if not args.no_generated:
+        ref = prosegen.prose_pdf(tmp / "prose.pdf")
+        prosegen.scan_pdf(tmp / "prose.pdf", tmp / "prose-scan.pdf", dpi=300, skew=-1.0, noise=6.0)
+        items.append(("gen-prose-scan", tmp / "prose-scan.pdf", ref))
+        items.append(("gen-diary", tmp / "diary.jpg", ["\n".join(prosegen.diary_page(tmp / "diary.jpg"))]))
     docs = {d["id"]: d for d in yaml.safe_load((REPO / "bench/realdocs/sources.yaml").read_text())["documents"]}
+    for i in filter(None, args.scan.split(",")):
+        src = CACHE / docs[i]["file"]
+        with pymupdf.open(src) as d:
+            refs = [p.get_text() for p in d]
+        items.append((f"{i}-scanned", prosegen.scan_pdf(src, tmp / f"{i}-scan.pdf", dpi=300, skew=-1.0, noise=6.0), refs))
     for i in filter(None, args.realdocs.split(",")):
         d = docs[i]
         items.append((i, CACHE / d["file"], reference(d, tmp)))

@@ -11,8 +11,8 @@ Contract:
   it is shaped and filled like text (``_text_like``): at least a line high and a few letters
   wide, neither a solid block (a photo) nor a few specks, with the many stroke edges per row
   that letters make.
-- ``recover(api, gray, layout, regions) -> (layout, lines)``: each region cropped (with a margin)
-  and read again on its own with a uniform-block segmentation (PSM 6) and Otsu's global
+- ``recover(api, gray, layout, regions) -> (layout, lines)``: each region cropped (with a margin;
+  words the read had already are dropped from what the crop gives) and read again on its own with a uniform-block segmentation (PSM 6) and Otsu's global
   threshold on the crop (``api`` is left as it was found: PSM AUTO, the engine's threshold);
   a recovered line is kept when its mean word confidence is ``MIN_LINE_CONF`` or more and it
   has a word of two letters; the kept lines are merged into ``layout`` in reading order (after
@@ -222,15 +222,35 @@ def recover(api: Any, gray: Image.Image, layout: PageLayout, regions: list[Box],
     api.SetVariable("thresholding_method", "0")
     try:
         for x0, y0, x1, y1 in regions:
+            # (a wider margin was tried: pypdf-vicksburg's caption under a woodcut, read at 12 px
+            # as "he Yankee Lookout." -- its "T" painted out with the column beside it -- was
+            # not read at 24 or 48 px, where the crop took in the ends of the column's lines)
             box = (max(0, x0 - PAD), max(0, y0 - PAD), min(gray.width, x1 + PAD), min(gray.height, y1 + PAD))
             found += _read_crop(api, gray.crop(box), (box[0], box[1]))
     finally:
         api.Clear()
         api.SetPageSegMode(PSM.AUTO)
         api.SetVariable("thresholding_method", restore_threshold)
+    found = _new_words_only(found, layout)
     if not found:
         return layout, set()
     return merge_layout(layout, found)
+
+
+def _new_words_only(found: list[TextLine], layout: PageLayout) -> list[TextLine]:
+    """``found`` without the words the read had already (a wider crop takes in the ends of
+    found lines: a recovered word whose centre lies in a found word's box is that word)."""
+    known = [w.box for ln in layout.lines for w in ln.words]
+    out = []
+    for ln in found:
+        words = [w for w in ln.words
+                 if not any(b[0] <= (w.box[0] + w.box[2]) / 2 <= b[2] and b[1] <= (w.box[1] + w.box[3]) / 2 <= b[3]
+                            for b in known)]
+        if words:
+            box = (min(w.box[0] for w in words), min(w.box[1] for w in words),
+                   max(w.box[2] for w in words), max(w.box[3] for w in words))
+            out.append(TextLine(box, words))
+    return out
 
 
 def _anchor(lines: list[TextLine], new: TextLine) -> int:

@@ -147,3 +147,26 @@ def test_the_engine_reads_every_line_of_the_diary_page(tmp_path: Path) -> None:
     assert len(read) >= 8, page.text
     pdf_words = {w.text.lower() for ln in page.layout.lines for w in ln.words}  # type: ignore[union-attr]
     assert sum(w in pdf_words for w in _words(" ".join(lines))) >= 0.8 * len(_words(" ".join(lines)))
+
+
+def test_recovered_lines_go_where_they_belong_in_text_and_layout() -> None:
+    """Merging alone: a line above everything goes first, one between two paragraphs between
+    them, in the layout's order and as its own paragraph in the text."""
+    from daemon.engines.tessrecover import merge_layout
+    from daemon.models import TextBox, TextLine
+
+    def line(text: str, y: int, block: int = 0) -> TextLine:
+        words = [TextBox(w, (100 + 80 * k, y, 170 + 80 * k, y + 30)) for k, w in enumerate(text.split())]
+        return TextLine((100, y, 100 + 80 * len(words), y + 30), words, block)
+
+    read = PageLayout((1000, 1000), [line("alpha beta", 200, 0), line("gamma delta", 240, 0),
+                                     line("epsilon zeta", 500, 1)], True)
+    text = "alpha beta\ngamma delta\n\nepsilon zeta"
+    merged, recovered = merge_layout(read, [line("title words", 50), line("middle line here", 350)])
+    assert [" ".join(w.text for w in ln.words) for ln in merged.lines] == [
+        "title words", "alpha beta", "gamma delta", "middle line here", "epsilon zeta"]
+    assert recovered == {0, 3}
+    assert [ln.block for ln in merged.lines] == [0, 1, 1, 2, 3]
+    assert merge_text(text, merged, recovered) == (
+        "title words\n\nalpha beta\ngamma delta\n\nmiddle line here\n\nepsilon zeta")
+    assert merge_text("", *merge_layout(PageLayout((1000, 1000), [], True), [line("only this", 50)])) == "only this"

@@ -51,6 +51,7 @@ class Stage(enum.StrEnum):
     CROP = "crop"  # the dark scanner-border crop
     DESKEW = "deskew"  # a page fed a few degrees askew turned straight (daemon.pages.deskew)
     LANGUAGE_REREAD = "language_reread"  # Tesseract's re-reads in the page's own language/script
+    LOST_TEXT = "lost_text"  # ink the Tesseract read left without words, read again (tessrecover)
     TEXT_LAYER_TABLES = "text_layer_tables"  # tables of a PDF text layer (ruled, rule-only, unruled)
     TEXT_LAYER_LAYOUT = "text_layer_layout"  # headings, lists, paragraphs of a text layer
     PDF_ALIGNMENT = "pdf_alignment"  # line boxes and text placement of the searchable PDF

@@ -540,6 +540,10 @@ def plain_text(text: str, *, math_delims: bool = True) -> str:
     for idx, r in enumerate(runs):
         if r.kind == "text":
             parts.append(_unicode_script(r.text, r.sup, r.sub))
+            after = runs[idx + 1] if idx + 1 < len(runs) else None
+            if (r.sup and r.text and not r.text[-1].isspace() and after is not None and after.kind == "text"
+                    and not after.sup and after.text[:1].isalnum()):
+                parts.append(" ")  # a footnote mark before a word stays apart from it: "² Vielmehr"
         elif r.kind == "code":
             parts.append(r.text)
         elif r.kind == "math":

@@ -134,6 +134,10 @@ def _inline(spans: list[Span], styled: bool, code: bool = False) -> str:
         k += 1
         t = _esc(s.text)
         core = t.strip()
+        if s.sup and core:
+            # a superscript (footnote mark) stays one: "Satzes.<sup>2</sup>Vielmehr", never "2Vielmehr"
+            out.append(f"{t[: len(t) - len(t.lstrip())]}<sup>{core}</sup>{t[len(t.rstrip()):]}")
+            continue
         if styled and core and len(core) > 1 and (s.bold or s.italic):
             mark = "**" if s.bold else "*"
             if s.bold and s.italic:

@@ -5,14 +5,16 @@ when ``markdown``, else plain OCR text; :mod:`daemon.document.markdown`) and the
 page headers and footers across pages (the role changes, the text stays where it was). It never
 raises on odd input. Ligatures in the engine's text become letters first
 (``daemon.document.lines.letters``: ``diﬀerences`` -> ``differences``, so that a search finds
-it); blocks a text layer gave are used as they are (``daemon.pages.textlayer`` reads the layer
-with ligatures expanded already).
+it) and the text is put in Unicode NFC (a letter and a combining accent the engine gave apart
+are one character); blocks a text layer gave are used as they are (``daemon.pages.textlayer``
+reads the layer with ligatures expanded and accents combined already).
 """
 
 from __future__ import annotations
 
 import copy
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from daemon.document.inline import plain_text
@@ -69,7 +71,7 @@ def parse_document(
         if given is not None:
             parsed.append(Page(n, copy.deepcopy(list(given))))
         else:
-            t = letters(t)
+            t = unicodedata.normalize("NFC", letters(t))  # "o" + U+0300 -> "ò" (see the docstring)
             parsed.append(Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)))
     _mark_running_heads(parsed)
     return Document(parsed, language)

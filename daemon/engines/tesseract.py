@@ -1,8 +1,9 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
-(~490 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
-with the page's passes (the language probe, the read, the upside-down and table checks) and the
-measured constants behind each; which models read a page is ``daemon.engines.tessplan``.)
+(~560 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
+with the page's passes (the language probe, the read, the upside-down, lost-text and table
+checks) and the measured constants behind each; which models read a page is
+``daemon.engines.tessplan``.)
 
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
 
@@ -55,6 +56,12 @@ Checks before the costly passes (issue 26): a page read below ``FLIP_RETRY_BELOW
 upside down in full only when its probe band reads ``FLIP_MARGIN`` better upside down; the table
 search reads nothing when the page image shows no table (``daemon.pages.scantables``), and reads
 only the table cells when it does (the text around the tables is the page read's own words).
+
+Lost text (issue 32; optional stage ``lost_text``): a page read below ``FLIP_RETRY_BELOW_CONF``
+is also read with Otsu's global threshold and that read kept when ``FLIP_MARGIN`` surer (Sauvola
+lost lines of a diary photo on ruled paper); then ink the read left without words is read again
+on its own and merged in reading order (``daemon.engines.tessrecover``, ~0.02 s a page when
+nothing is missing).
 """
 
 from __future__ import annotations
@@ -90,6 +97,7 @@ from daemon.engines.tessplan import (
     vertical_band,
     vertical_models,
 )
+from daemon.engines.tessrecover import merge_text, missing_regions, recover
 from daemon.engines.tesswords import vertical_share, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
@@ -370,6 +378,7 @@ class TesseractEngine(Engine):
             if lang is not None and lang != known:
                 self._remember(req.doc_tag, lang)
         turned = 0
+        meta_threshold = ""
         words_on_gray = layout  # the words where they lie on ``gray`` (the table search reads them)
         if conf < FLIP_RETRY_BELOW_CONF and len(text) >= LEARN_MIN_CHARS:
             # An upside-down page OSD could not judge (no answer, or too unsure to turn it): the
@@ -399,6 +408,26 @@ class TesseractEngine(Engine):
                         (raw, conf, layout), text = got, tidy_text(got[0])
                         words_on_gray = layout
                     self._remember(req.doc_tag, lang)
+        if conf < FLIP_RETRY_BELOW_CONF and len(text) >= LEARN_MIN_CHARS:
+            # an unsure read may be the binarisation's fault: Sauvola on ruled paper under uneven
+            # light merged the rules with the writing (a diary page: confidence 59, 4 of 9 lines
+            # right; Otsu's global threshold: 93, 9 of 9). Kept only when clearly surer.
+            otsu_gray = gray
+            got = optional(Stage.LOST_TEXT, lambda: self._threshold_check(req, apis, langs, otsu_gray), lambda: None,
+                           degraded)
+            if got is not None and got[1] >= conf + FLIP_MARGIN:
+                raw, conf, words_on_gray = got
+                text = tidy_text(raw)
+                layout = words_on_gray  # on the turned page, like the read's (see above)
+                meta_threshold = "otsu"
+        # ink the read left without words (a dropped paragraph) read again on its own
+        lost_gray, lost_words = gray, words_on_gray
+        got_lost = optional(Stage.LOST_TEXT, lambda: self._lost_text(apis, langs, lost_gray, lost_words),
+                            lambda: None, degraded)
+        if got_lost is not None:
+            words_on_gray, recovered = got_lost
+            text = tidy_text(merge_text(text, words_on_gray, recovered))
+            layout = words_on_gray  # on the turned page, like the read's (see above)
         # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
         page_gray, page_words = gray, words_on_gray
         # (not on a page written in columns: the table search reads rows of horizontal words,
@@ -419,6 +448,10 @@ class TesseractEngine(Engine):
             meta["first_pass"] = first_pass
         if plan.vertical:
             meta["vertical"] = True
+        if meta_threshold:
+            meta["threshold"] = meta_threshold  # the page was read binarised this way (not Sauvola)
+        if got_lost is not None:
+            meta["lost_text"] = len(got_lost[1])  # lines the read had left out, read again
         if turned:
             # degrees the engine turned the page on top of the render stage's; ``layout`` is on
             # the turned page (``daemon.pagerecord.PageResult.from_engine`` adds it to the rotation)
@@ -490,6 +523,32 @@ class TesseractEngine(Engine):
         """One more Tesseract pass with ``langs`` (optional stage ``language_reread``): None
         when it fails, and the page keeps the read it had."""
         return optional(Stage.LANGUAGE_REREAD, lambda: self._ocr(req, apis, langs, gray), lambda: None, degraded)
+
+    def _threshold_check(
+        self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any,
+    ) -> tuple[str, float, PageLayout]:
+        """The page read again binarised with Otsu's global threshold instead of Sauvola."""
+        api = self._api(apis, langs)
+        api.SetVariable("thresholding_method", "0")
+        try:
+            return self._ocr(req, apis, langs, gray)
+        finally:
+            api.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+
+    def _lost_text(
+        self, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
+    ) -> tuple[PageLayout, set[int]] | None:
+        """``words`` with the lines of ink the read left without words (``tessrecover``); None
+        when there were none (the check alone, ~0.03 s, on every page)."""
+        regions = missing_regions(gray, words)
+        if not regions:
+            return None
+        try:
+            merged, recovered = recover(self._api(apis, langs), gray, words, regions, THRESHOLDING_METHOD)
+        except Exception:
+            apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
+            raise
+        return (merged, recovered) if recovered else None
 
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout) -> str | None:
         """The page as Markdown with its tables: ruled ones read cell by cell

@@ -1,8 +1,8 @@
 """Tesseract's recognised words with their boxes, as the pipeline's ``PageLayout``.
 
 Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has just recognised
-(grouped by line in Tesseract's reading order, blocks numbered from 0), leaving out empty words
-(tesserocr raises "No text returned" for some; a word without a box). ``vertical_share(api,
+(grouped by line in Tesseract's reading order, blocks numbered from 0), in Unicode NFC, leaving out
+empty words (tesserocr raises "No text returned" for some; a word without a box). ``vertical_share(api,
 image)``: the share of the text-line area Tesseract's layout analysis finds written top to
 bottom (tategaki columns). Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
@@ -11,6 +11,7 @@ the Tesseract engine (the searchable PDF's words, the table search) and the scan
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from daemon.models import PageLayout, TextBox, TextLine
@@ -38,7 +39,7 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
                 continue
             lines.append(TextLine(box=tuple(lbox), block=block))
         try:
-            text = (w.GetUTF8Text(RIL.WORD) or "").strip()
+            text = unicodedata.normalize("NFC", (w.GetUTF8Text(RIL.WORD) or "").strip())
         except RuntimeError:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
             continue
         wbox = w.BoundingBox(RIL.WORD)

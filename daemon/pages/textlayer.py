@@ -20,7 +20,11 @@ Contract:
   any rule from the words of the layer's horizontal lines (``unruled.unruled_grids``, the
   function the Tesseract engine uses on scans); no table search on a page of more than
   ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
-  both the verdict and the extraction.
+  both the verdict and the extraction (a page with a spacing accent next to a letter, "pu`o",
+  is read again as ``rawdict``: an accent glyph over a letter's box is combined with it, "può").
+  Span text is Unicode NFC; a short span set smaller and raised above its line's baseline is
+  ``Span.sup`` (a footnote mark: the layout writes it ``<sup>2</sup>``, so it is never glued to
+  the next word as "2Vielmehr").
 
 The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md
 ("Text layer"):
@@ -49,6 +53,7 @@ import os
 import re
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +111,7 @@ class Span:
     bold: bool
     italic: bool
     mono: bool
+    sup: bool = False  # set smaller and raised above its line's baseline (a footnote mark, m²)
 
 
 @dataclass
@@ -276,8 +282,79 @@ def _font_style(font: str, flags: int) -> tuple[bool, bool, bool]:
 def _span(s: dict[str, Any]) -> Span:
     bold, italic, mono = _font_style(str(s.get("font", "")), int(s.get("flags", 0)))
     # U+FFFD: a glyph without a Unicode value (a few on a page pass the glyph-soup rule); it
-    # says nothing, so it is left out of the text
-    return Span(str(s.get("text", "")).replace("\ufffd", ""), tuple(s["bbox"]), float(s.get("size", 0.0)), bold, italic, mono)
+    # says nothing, so it is left out of the text. NFC: a letter and a combining accent the PDF
+    # gives apart ("o" + U+0300) are one character, as a search or a reader types it.
+    text = unicodedata.normalize("NFC", str(s.get("text", "")).replace("\ufffd", ""))
+    return Span(text, tuple(s["bbox"]), float(s.get("size", 0.0)), bold, italic, mono)
+
+
+#: Spacing accents that PDFs draw as glyphs of their own over (or under) a letter (TeX's
+#: ``\accent``, some word processors): MuPDF gives "perch´e", "pu`o". Each -> its combining mark.
+SPACING_ACCENTS = {
+    "`": "\u0300", "\u02cb": "\u0300", "\u00b4": "\u0301", "\u02ca": "\u0301", "^": "\u0302",
+    "\u02c6": "\u0302", "~": "\u0303", "\u02dc": "\u0303", "\u00af": "\u0304", "\u02c9": "\u0304",
+    "\u02d8": "\u0306", "\u02d9": "\u0307", "\u00a8": "\u0308", "\u02da": "\u030a",
+    "\u02dd": "\u030b", "\u02c7": "\u030c", "\u00b8": "\u0327", "\u02db": "\u0328",
+}
+_ACCENT_BY_LETTER = re.compile(
+    "[" + re.escape("".join(SPACING_ACCENTS)) + r"][^\W\d_]|[^\W\d_][" + re.escape("".join(SPACING_ACCENTS)) + "]"
+)
+#: An accent glyph belongs to a letter when at least this share of its width lies over the
+#: letter's (a grave set over an "o" overlaps it wholly; a backtick or caret in running text or
+#: code has an advance of its own and overlaps nothing).
+ACCENT_OVERLAP = 0.4
+
+
+def _combine_accents(raw: dict[str, Any]) -> None:
+    """Spacing accents over letters (``rawdict`` with per-character boxes) combined with their
+    letter, in place; every span gets its ``text`` from its characters."""
+    for b in raw.get("blocks", ()):
+        for ln in b.get("lines", ()):
+            chars = [(si, ch) for si, sp in enumerate(ln["spans"]) for ch in sp.get("chars", ())]
+            marks: dict[int, str] = {}
+            drop: set[int] = set()
+            for k, (_, ch) in enumerate(chars):
+                mark = SPACING_ACCENTS.get(ch["c"])
+                if mark is None:
+                    continue
+                ax0, ax1 = ch["bbox"][0], ch["bbox"][2]
+                width = max(ax1 - ax0, 1e-3)
+                for j in (k + 1, k - 1):  # TeX sets the accent before its letter; others after
+                    if not 0 <= j < len(chars) or j in drop or not chars[j][1]["c"].isalpha():
+                        continue
+                    lx0, lx1 = chars[j][1]["bbox"][0], chars[j][1]["bbox"][2]
+                    if min(ax1, lx1) - max(ax0, lx0) >= ACCENT_OVERLAP * width:
+                        drop.add(k)
+                        marks[j] = marks.get(j, "") + mark
+                        break
+            texts: list[list[str]] = [[] for _ in ln["spans"]]
+            for k, (si, ch) in enumerate(chars):
+                if k not in drop:
+                    texts[si].append(ch["c"] + marks.get(k, ""))
+            for sp, t in zip(ln["spans"], texts, strict=True):
+                sp["text"] = "".join(t)
+
+
+def _mark_superscripts(spans: list[Span], raw_spans: list[dict[str, Any]]) -> None:
+    """A short span set at most ``SUP_SIZE`` of its line's main size whose baseline is raised by
+    ``SUP_RISE`` of that size is a superscript (a footnote mark before or after a word, m²)."""
+    if len(spans) < 2:
+        return
+    main = max(range(len(spans)), key=lambda k: len(spans[k].text.strip()))
+    size = spans[main].size
+    base = float(raw_spans[main].get("origin", (0.0, spans[main].bbox[3]))[1])
+    for sp, rs in zip(spans, raw_spans, strict=True):
+        core = sp.text.strip()
+        y = float(rs.get("origin", (0.0, sp.bbox[3]))[1])
+        if core and len(core) <= SUP_CHARS and sp.size <= SUP_SIZE * size and base - y >= SUP_RISE * size:
+            sp.sup = True
+
+
+#: Superscript spans (``_mark_superscripts``): at most this size of the line's main span, raised
+#: at least this share of that size, at most this many characters (footnote marks "2", "12", "*").
+SUP_SIZE = 0.8
+SUP_RISE = 0.15
+SUP_CHARS = 4
 
 
 def read_layer(
@@ -290,6 +367,11 @@ def read_layer(
     flags = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
     raw = page.get_text("dict", flags=flags)
     spans = [s for b in raw.get("blocks", ()) if b.get("type") == 0 for ln in b["lines"] for s in ln["spans"]]
+    if any(_ACCENT_BY_LETTER.search(s.get("text", "")) for s in spans):
+        # accents set as glyphs of their own: the characters' boxes say which letter each is over
+        raw = page.get_text("rawdict", flags=flags)
+        _combine_accents(raw)
+        spans = [s for b in raw.get("blocks", ()) if b.get("type") == 0 for ln in b["lines"] for s in ln["spans"]]
     verdict = judge(spans, page, mode, math_to_engine)
     layer = PageLayer(index, page.rect.width, page.rect.height, verdict)
     if not verdict.use:
@@ -299,7 +381,9 @@ def read_layer(
             continue
         lines: list[Line] = []
         for ln in b["lines"]:
-            ss = [_span(s) for s in ln["spans"] if s.get("text") and (mode == "any" or s.get("alpha", 255) != 0)]
+            kept = [s for s in ln["spans"] if s.get("text") and (mode == "any" or s.get("alpha", 255) != 0)]
+            ss = [_span(s) for s in kept]
+            _mark_superscripts(ss, kept)
             if ss and "".join(s.text for s in ss).strip():
                 d = ln.get("dir", (1.0, 0.0))
                 lines.append(Line(ss, tuple(ln["bbox"]), abs(d[1]) < 0.02 and d[0] > 0))

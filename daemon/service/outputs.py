@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -63,11 +64,13 @@ def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list
     document with some Markdown pages (from the text layer, or scanned tables) becomes Markdown
     as a whole: its plain pages are escaped into the paragraphs ``parse_plain_page`` would make,
     so the writers see one kind of text."""
+    # NFC: every output (the JSON's page texts too) has "ò", never "o" + U+0300
     if engine_markdown or not any(p.markdown for p in pages):
-        return [p.text for p in pages], engine_markdown
+        return [unicodedata.normalize("NFC", p.text) for p in pages], engine_markdown
     from daemon.document.lines import plain_paragraphs
 
-    return [p.text if p.markdown else "\n\n".join(plain_paragraphs(p.text)) for p in pages], True
+    return [unicodedata.normalize("NFC", p.text if p.markdown else "\n\n".join(plain_paragraphs(p.text)))
+            for p in pages], True
 
 
 def parse_pages(pages: Sequence[PageResult], texts: list[str], markdown: bool, language: str) -> ParsedDocument:

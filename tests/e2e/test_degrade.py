@@ -33,6 +33,7 @@ CASES: dict[Stage, tuple[str, str]] = {
     Stage.CROP: ("bordered_scan", "page"),
     Stage.DESKEW: ("skewed_scan", "page"),
     Stage.LANGUAGE_REREAD: ("german_scan", "page"),
+    Stage.LOST_TEXT: ("scanned_pdf", "page"),
     Stage.TEXT_LAYER_TABLES: ("born_digital", "page"),
     Stage.TEXT_LAYER_LAYOUT: ("born_digital", "page"),
     Stage.PDF_ALIGNMENT: ("scanned_pdf", "page"),

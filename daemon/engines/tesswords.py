@@ -2,7 +2,8 @@
 
 Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has just recognised
 (grouped by line in Tesseract's reading order, blocks numbered from 0), leaving out empty words
-(tesserocr raises "No text returned" for some; a word without a box); ``turned_half(layout)``
+(tesserocr raises "No text returned" for some; a word without a box), and their confidences
+weighted by length (``PageLayout.confidence``, the page's quality figure); ``turned_half(layout)``
 puts every box of a page read upside down back where it lies on the page as rendered. Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
 (``daemon.pages.scantables``). Split out of tesseract.py, which keeps the engine.
@@ -25,6 +26,7 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
 
     lines: list[TextLine] = []
     block = -1
+    weighted = chars = 0.0  # the words' confidences weighted by their lengths (daemon.quality)
     it = api.GetIterator()
     if it is None:
         return PageLayout(size=size, has_words=True)
@@ -43,7 +45,10 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
         wbox = w.BoundingBox(RIL.WORD)
         if text and wbox is not None:
             lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
-    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)
+            weighted += len(text) * max(0.0, float(w.Confidence(RIL.WORD)))
+            chars += len(text)
+    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True,
+                      confidence=weighted / chars if chars else None)
 
 
 def turned_half(layout: PageLayout) -> PageLayout:
@@ -57,4 +62,4 @@ def turned_half(layout: PageLayout) -> PageLayout:
     lines = [
         TextLine(flip(ln.box), [TextBox(wd.text, flip(wd.box)) for wd in ln.words], ln.block) for ln in layout.lines
     ]
-    return PageLayout(layout.size, lines, layout.has_words)
+    return PageLayout(layout.size, lines, layout.has_words, layout.confidence)

@@ -58,7 +58,7 @@ class Prepared:
     decision: RouteDecision
     parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
     body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
-    seconds: dict[str, float]  # "classify" (with routing), "render"
+    seconds: dict[str, float]  # "classify" (with routing), "render", "checks" (the quality check's part of both)
     texts: list[str]  # the page texts the outputs were made from (the raw file, the JSON's pages)
     markdown: bool  # those texts are Markdown
     pdf_report: dict[str, Any] | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
@@ -115,11 +115,13 @@ def prepare_outputs(
     )
     # Each page's confidence, before routing: a route can take the documents that need review.
     review = Review()
+    tq = time.monotonic()
     none: dict[int, PageQuality] = {}
     quality = optional(
         Stage.QUALITY, lambda: assess_pages(pages, cls.language, cfg.quality.min_confidence, review), lambda: none,
         degraded,
     )
+    checking = time.monotonic() - tq  # the quality check's own seconds (the sidecar's timings.checks)
     decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when, review=review.needed)
     t1 = time.monotonic()
     parsed = parse_pages(pages, texts, markdown, cls.language)
@@ -127,8 +129,10 @@ def prepare_outputs(
     body = render_body(parsed, texts, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
     check = cfg.quality.check_outputs
     if check:  # each output against the recognised words, before anything is written
+        tq = time.monotonic()
         optional(Stage.QUALITY, lambda: check_text_outputs(body, src.stem, parsed, pages, texts, markdown, review,
                                                            quality), lambda: None, degraded)
+        checking += time.monotonic() - tq
     report = None
     if "pdf" in decision.formats:
         # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
@@ -139,9 +143,10 @@ def prepare_outputs(
         )
         made = optional(Stage.PDF, lambda: write_pdf(job), lambda: None, degraded)
         if made is not None and check:
-            first = made
+            first, tq = made, time.monotonic()
             made = optional(Stage.QUALITY, lambda: checked_pdf(job, first, pages, review, quality), lambda: first,
                             degraded)
+            checking += time.monotonic() - tq
         if made is not None:
             body[src.stem + pdf_suffix(src, decision.destination)] = made.data
             report = made.report
@@ -152,7 +157,8 @@ def prepare_outputs(
         if d.stage == Stage.QUALITY.value:  # a check that could not run is no pass: never silent
             review.add("quality check failed", detail=d.error[:120])
     return Prepared(
-        cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1}, texts, markdown, report,
+        cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1, "checks": checking}, texts,
+        markdown, report,
         degraded, review, quality,
     )
 

@@ -228,6 +228,7 @@ class Pipeline:
         prep = self._prepare(doc, src, pages)
         cls, decision = prep.cls, prep.decision
         timings["classify"] = prep.seconds["classify"]
+        timings["checks"] = prep.seconds.get("checks", 0.0)  # the quality check's share of classify and write
         pages = with_quality(_with_pdf_degradations(pages, prep.pdf_report), prep.quality)
         _count_review(doc, pages, prep)
         for d in prep.degraded:

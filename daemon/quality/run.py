@@ -62,7 +62,7 @@ def assess_pages(
         q.confidence = conf.to_json()
         if is_low(conf, threshold):
             q.low = True
-            review.add(LOW_CONFIDENCE, page=p.index + 1, detail=f"conf {conf.value:.0f}")
+            review.add(LOW_CONFIDENCE, page=p.index + 1, detail=f"conf {q.confidence['value']:.0f}")  # as shown
     return quality
 
 

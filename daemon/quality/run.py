@@ -12,8 +12,9 @@ Contract:
   ``daemon.writers.pdflayout``), and the PDF written again when that helps; a page that still
   fails gets a ``pdf_text`` degraded stage in the PDF report (the pipeline puts it on the page),
   ``placement: none`` when the page holds no text at all, and a review reason. Every checked
-  page's report entry gets ``text_found`` (the share of its words found in order). Returns the
-  PDF to write.
+  page's report entry gets ``text_found`` (the share of its words found in order). The check
+  runs as the optional stage ``pdf_text``: when it cannot run, every placed page gets that
+  stage's degraded record and a review reason ("not checked"). Returns the PDF to write.
 - ``check_text_outputs(body, stem, parsed, pages, texts, markdown, review, quality)``: the tables
   and the txt output (when written) checked; failures add review reasons.
 - ``with_quality(pages, quality)``: the pages with their flag, confidence and checks (sidecar).
@@ -31,7 +32,7 @@ from daemon.pagerecord import PageResult
 from daemon.quality.checks import CheckResult, check_pdf, check_tables, check_txt
 from daemon.quality.confidence import is_low, page_confidence
 from daemon.quality.review import Review
-from daemon.stages import Stage
+from daemon.stages import Degraded, Stage, optional
 
 LOW_CONFIDENCE = "low_confidence"
 
@@ -88,7 +89,15 @@ def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review
     """See the module docstring (``job``: the ``PdfInput``, ``made``: its ``PdfOutput``)."""
     from daemon.writers.pdf import PdfOutput, write_pdf
 
-    results = check_pdf(made.data, pages, made.report)
+    sink: list[Degraded] = []
+    unchecked: list[CheckResult] = []
+    results = optional(Stage.PDF_TEXT, lambda: check_pdf(made.data, pages, made.report), lambda: unchecked, sink)
+    if sink:  # the check itself could not run: every placed page is unchecked, and says so
+        for e in made.report.get("pages", []):
+            if e.get("placement") != "text_layer":
+                e.setdefault("degraded", []).append(sink[0].to_json())
+                review.add(Stage.PDF_TEXT.value, page=int(e["page"]), detail="not checked")
+        return made
     bad = {r.page for r in results if not r.ok}
     if bad:
         again = dataclasses.replace(job, pages=[_replaced(p) if p.index in bad else p for p in job.pages])

@@ -18,6 +18,7 @@ of bench/realdocs/evaluate.py against the drawn text). A page is *bad* when its 
 
     .venv/bin/python bench/bench_flags.py --set tune --out bench/results/flags-tune.json
     .venv/bin/python bench/bench_flags.py --set holdout --threshold 50
+    .venv/bin/python bench/bench_flags.py --rescore bench/results/flags-holdout.json --threshold 40
 
 Writes a JSON file of per-page rows and a summary; prints the summary table.
 """
@@ -143,9 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=None, help="report at this threshold (default: chosen)")
     ap.add_argument("--want-recall", type=float, default=0.95)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--rescore", type=Path, default=None, help="score the rows of an earlier --out file again")
     a = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-flags-") as tmp:
-        rows = run(a.set, a.limit, Path(tmp))
+    if a.rescore:
+        rows = json.loads(a.rescore.read_text(encoding="utf-8"))["rows"]
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench-flags-") as tmp:
+            rows = run(a.set, a.limit, Path(tmp))
     chosen = choose(rows, a.want_recall)
     at = a.threshold if a.threshold is not None else chosen
     cost = [r["check_seconds"] for r in rows if r.get("check_seconds") is not None]

@@ -13,12 +13,16 @@ of bench/realdocs/evaluate.py against the drawn text). A page is *bad* when its 
   bad page without a flag is what the issue forbids and a good page flagged costs a look.
 - ``--set holdout``: bench/data/heldout_v3.yaml, never used to choose: reported at the threshold
   given by ``--threshold`` (the default of ``quality.min_confidence``), or the tune set's.
+- ``--realdocs DIR``: also the real pages of bench/realdocs rasterised by its fetch.py (``scan-*``
+  of the same split, from fetch.py's cache ``DIR``), each page's truth the text of the PDF page
+  it was made from.
 - The output checks' cost: the sidecar's ``timings.checks`` (the confidence figures, the
   checks of the PDF's text layer, the tables and the txt, and a PDF placed again), per page.
 
     .venv/bin/python bench/bench_flags.py --set tune --out bench/results/flags-tune.json
     .venv/bin/python bench/bench_flags.py --set holdout --threshold 50
-    .venv/bin/python bench/bench_flags.py --rescore bench/results/flags-holdout.json --threshold 40
+    .venv/bin/python bench/bench_flags.py --set tune --limit 0 --realdocs ~/.cache/ocr-daemon/realdocs --out real.json
+    .venv/bin/python bench/bench_flags.py --rescore flags-tune.json real.json --threshold 40
 
 Writes a JSON file of per-page rows and a summary; prints the summary table.
 """
@@ -73,17 +77,47 @@ def plan(which: str, limit: int | None) -> list[tuple[str, str, str, str]]:
             kind = latin_kinds[n_lat % len(latin_kinds)]
             n_lat += 1
         rows.append((f"{name}-{kind}", kind, lang, text))
-    return rows[:limit] if limit else rows
+    return rows[:limit] if limit is not None else rows
 
 
-def run(which: str, limit: int | None, work: Path) -> list[dict]:
+def realdocs_scans(which: str, folder: Path, work: Path) -> dict[str, tuple[Path, str, list[str]]]:
+    """The set's rasterised pages of bench/realdocs (``scan-*``, the ``which`` split) in
+    ``folder`` (fetch.py's cache): id -> (file, language, the text of each page, from the PDF
+    the page was rasterised from)."""
+    import gzip
+
+    import fetch
+    import pymupdf
+
+    src = fetch.load_sources(REPO / "bench" / "realdocs" / "sources.yaml")
+    out = {}
+    for d in src["documents"]:
+        if not d["id"].startswith("scan-") or d["split"] != which or not (folder / d["file"]).exists():
+            continue
+        name, _, version = d["origin"]["debian"].partition("=")
+        deb = fetch.fetch_debian(name, version, folder / "_packages" / "debian")
+        raw = fetch.extract_member(deb, "debian", d["origin"]["path"], work)
+        if d["origin"]["path"].endswith(".gz"):
+            raw = gzip.decompress(raw)
+        with pymupdf.open(stream=raw, filetype="pdf") as fz:
+            out[d["id"]] = (folder / d["file"], d["labels"]["language"], [fz[p].get_text() for p in d["pages"]])
+    return out
+
+
+def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None) -> list[dict]:
     inbox, out = work / "inbox", work / "out"
     inbox.mkdir(parents=True)
     pages = plan(which, limit)
-    truth = {}
+    truth: dict[str, tuple[str, str, str]] = {}
     for i, (stem, kind, lang, text) in enumerate(pages):
         qualitygen.page(text, kind, seed=i, lang=lang).save(inbox / f"{stem}.png")
         truth[stem] = (kind, lang, text)
+    (work / "debs").mkdir()
+    real = realdocs_scans(which, realdocs, work / "debs") if realdocs else {}
+    for path, lang, page_texts in real.values():
+        (inbox / path.name).write_bytes(path.read_bytes())
+        for k, text in enumerate(page_texts):
+            truth[f"{path.stem}#{k}"] = ("realdocs", lang, text)
     rules = work / "rules.yaml"
     rules.write_text(yaml.safe_dump({
         "daemon": {"state_dir": str(work / "state"), "failed_dir": str(work / "failed"), "http": None},
@@ -94,21 +128,23 @@ def run(which: str, limit: int | None, work: Path) -> list[dict]:
     }), encoding="utf-8")
     env = dict(os.environ, OMP_THREAD_LIMIT="1")
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-m", "daemon", "once", *sorted(map(str, inbox.glob("*.png"))),
+    subprocess.run([sys.executable, "-m", "daemon", "once", *sorted(map(str, inbox.iterdir())),
                     "--config", str(rules)], env=env, check=False, capture_output=True, cwd=REPO)
     secs = time.monotonic() - t0
     rows = []
-    for stem, (kind, lang, text) in truth.items():
+    for key, (kind, lang, text) in truth.items():
+        stem, _, k = key.partition("#")
+        index = int(k or 0)
         side_path = out / f"{stem}.json"
         if not side_path.exists():
-            rows.append({"page": stem, "kind": kind, "lang": lang, "error": "no sidecar"})
+            rows.append({"page": key, "kind": kind, "lang": lang, "error": "no sidecar"})
             continue
         side = json.loads(side_path.read_text(encoding="utf-8"))
-        p = side["pages"][0]
+        p = side["pages"][index]
         conf = p.get("confidence")
-        rec = word_recall(text, (side.get("page_texts") or [""])[0])
+        rec = word_recall(text, (side.get("page_texts") or [""] * (index + 1))[index])
         rows.append({
-            "page": stem, "kind": kind, "lang": lang, "recall": None if rec is None else round(rec, 3),
+            "page": key, "kind": kind, "lang": lang, "recall": None if rec is None else round(rec, 3),
             "confidence": None if conf is None else conf["value"], "engine": None if conf is None else conf["engine"],
             "wordlike": None if conf is None else conf["wordlike"], "rotation": p.get("rotation"),
             "checks": p.get("checks", []), "check_seconds": (side.get("timings") or {}).get("checks"),
@@ -140,17 +176,20 @@ def choose(rows: list[dict], want: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=sorted(SETS), default="tune")
-    ap.add_argument("--limit", type=int, default=None, help="only the first N pages")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N generated pages (0: none)")
     ap.add_argument("--threshold", type=float, default=None, help="report at this threshold (default: chosen)")
     ap.add_argument("--want-recall", type=float, default=0.95)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--rescore", type=Path, default=None, help="score the rows of an earlier --out file again")
+    ap.add_argument("--rescore", type=Path, nargs="+", default=None,
+                    help="score the rows of earlier --out files again (together)")
+    ap.add_argument("--realdocs", type=Path, default=None,
+                    help="also the set's rasterised real pages (scan-*) from this fetch.py cache folder")
     a = ap.parse_args(argv)
     if a.rescore:
-        rows = json.loads(a.rescore.read_text(encoding="utf-8"))["rows"]
+        rows = [r for f in a.rescore for r in json.loads(f.read_text(encoding="utf-8"))["rows"]]
     else:
         with tempfile.TemporaryDirectory(prefix="bench-flags-") as tmp:
-            rows = run(a.set, a.limit, Path(tmp))
+            rows = run(a.set, a.limit, Path(tmp), a.realdocs)
     chosen = choose(rows, a.want_recall)
     at = a.threshold if a.threshold is not None else chosen
     cost = [r["check_seconds"] for r in rows if r.get("check_seconds") is not None]
@@ -160,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         "check_seconds_per_page": round(sum(cost) / len(cost), 4) if cost else None,
         "by_kind": {k: {"pages": len(g), "mean_recall": round(sum(r["recall"] for r in g) / len(g), 3),
                         "flagged_at": sum(1 for r in g if r["confidence"] is not None and r["confidence"] < at)}
-                    for k in qualitygen.KINDS
+                    for k in (*qualitygen.KINDS, "realdocs")
                     if (g := [r for r in rows if r.get("kind") == k and r.get("recall") is not None])},
     }
     print(json.dumps(summary, indent=1))

@@ -16,7 +16,9 @@ check that cannot run is a failed check):
   tables of md/txt/tex are made from) against the words the engine's plain read found on its
   page (Tesseract's word boxes): a table whose cells hold more than ``TABLE_MAX_EXTRA`` of words
   that read does not have (or has fewer times: repeated rows) fails. Pages without word boxes
-  (VLM, text layer: the table *is* their text) are not checked.
+  (VLM, text layer: the table *is* their text) are not checked. And the other way: the page as
+  rebuilt with its tables must keep ``TABLE_MIN_KEPT`` of the words that read found
+  (``page_words``; a table read as junk or with rows lost fails it).
 - ``check_txt(data, texts, markdown)``: each page of the txt output (pages split at form feeds)
   must hold ``TXT_MIN_FOUND`` of its page text's words (as a multiset: a table's cells of several
   lines are printed side by side, line by line, so their order differs by design).
@@ -46,6 +48,10 @@ TXT_MIN_FOUND = 0.9
 #: read on their own (their words may differ a little from the page read's), but a table that
 #: repeats rows or holds text from elsewhere has many more.
 TABLE_MAX_EXTRA = 0.2
+#: Share of the words the engine's plain read found on a page that the page must still hold once
+#: its tables are read cell by cell (a table read as junk, or rows lost, loses them; issue 32's
+#: timesheet kept 4 of 31 rows while the plain read had 0.99 of the words).
+TABLE_MIN_KEPT = 0.85
 
 _CJK = re.compile(r"([\u2e80-\u2fff\u3000-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef])")
 _PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
@@ -55,7 +61,7 @@ _PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 class CheckResult:
     """One output check of one page (0-based ``page``)."""
 
-    check: str  # "pdf_text", "table_words", "txt_text"
+    check: str  # "pdf_text", "table_words", "page_words", "txt_text"
     page: int
     ok: bool
     score: float  # the share found (pdf_text, txt_text) or the share of extra words (table_words)
@@ -145,7 +151,15 @@ def check_tables(parsed: Any, pages: Sequence[Any]) -> list[CheckResult]:
         tables = [b for b in dpage.blocks if isinstance(b, Table)]
         if not tables:
             continue
-        have = Counter(page_words(page))
+        read = page_words(page)
+        have = Counter(read)
+        if read:  # the other way round: the page rebuilt with its tables keeps what the read found
+            from daemon.document.model import Document
+
+            kept = sum((have & Counter(tokens(Document([dpage]).text()))).values()) / len(read)
+            ok = kept >= TABLE_MIN_KEPT
+            out.append(CheckResult("page_words", k, ok, kept,
+                                   "" if ok else f"the page with its tables keeps {kept:.2f} of the words read"))
         for n, table in enumerate(tables, 1):
             words = tokens(" ".join(c.text for c in table.cells))
             if not words:

@@ -139,7 +139,7 @@ class Metrics:
             registry=r,
         )
         self.checks_failed = Counter(
-            "ocr_daemon_output_checks_failed", "Output checks that failed on a page (pdf_text, table_words, txt_text)",
+            "ocr_daemon_output_checks_failed", "Output checks that failed on a page (pdf_text, table_words, page_words, txt_text)",
             ["check"], registry=r,
         )
         self.review = Counter(
@@ -172,7 +172,7 @@ class Metrics:
             for o in ("delivered", "retry", "failed"):
                 self.hooks.labels(kind=kind, outcome=o)
         self.flagged.labels(flag="low_confidence")
-        for c in ("pdf_text", "table_words", "txt_text"):
+        for c in ("pdf_text", "table_words", "page_words", "txt_text"):
             self.checks_failed.labels(check=c)
         from daemon.stages import OPTIONAL
 

@@ -127,11 +127,15 @@ def test_table_check_catches_repeated_rows() -> None:
         return Table(n_rows=len(rows), n_cols=3, cells=cells)
 
     right = table([["Tag", "Beginn", "Ende"], ["Montag", "8:00", "16:00"], ["Dienstag", "Ruhetag", ""]])
-    repeated = table([["Tag", "Beginn", "Ende"]] + [["Dienstag", "Ruhetag", "Ruhetag"]] * 6)
+    repeated = table([["Tag", "Beginn", "Ende"], ["Montag", "8:00", "16:00"]] + [["Dienstag", "Ruhetag", ""]] * 6)
+    lost = table([["Tag", "Beginn", "Ende"], ["M0ntaq", "", ""]])  # read as junk, rows lost
     ok = check_tables(Parsed([Page(1, [right])]), [page])
     bad = check_tables(Parsed([Page(1, [repeated])]), [page])
-    assert [c.ok for c in ok] == [True] and [c.ok for c in bad] == [False]
-    assert "table 1" in bad[0].detail
+    short = check_tables(Parsed([Page(1, [lost])]), [page])
+    assert [(c.check, c.ok) for c in ok] == [("page_words", True), ("table_words", True)]
+    assert [(c.check, c.ok) for c in bad] == [("page_words", True), ("table_words", False)]
+    assert "table 1" in bad[1].detail
+    assert [(c.check, c.ok) for c in short][0] == ("page_words", False) and short[0].score == 3 / 8
 
 
 def test_match_review_routes_the_documents_that_need_review() -> None:

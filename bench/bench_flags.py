@@ -64,7 +64,7 @@ def texts(which: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def plan(which: str, limit: int | None) -> list[tuple[str, str, str, str]]:
+def plan(which: str, limit: int | None, only: set[str] | None = None) -> list[tuple[str, str, str, str]]:
     """(file stem, kind, language, text): each text once, degraded by one kind in turn (CJK
     texts take every kind, Latin ones all but ``tategaki``)."""
     rows = []
@@ -78,7 +78,8 @@ def plan(which: str, limit: int | None) -> list[tuple[str, str, str, str]]:
             kind = latin_kinds[n_lat % len(latin_kinds)]
             n_lat += 1
         rows.append((f"{name}-{kind}", kind, lang, text))
-    return rows[:limit] if limit is not None else rows
+    rows = rows[:limit] if limit is not None else rows
+    return [r for r in rows if not only or r[0] in only]
 
 
 def realdocs_scans(which: str, folder: Path, work: Path) -> dict[str, tuple[Path, str, list[str]]]:
@@ -105,13 +106,15 @@ def realdocs_scans(which: str, folder: Path, work: Path) -> dict[str, tuple[Path
     return out
 
 
-def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None) -> list[dict]:
+def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None,
+        only: set[str] | None = None) -> list[dict]:
     inbox, out = work / "inbox", work / "out"
     inbox.mkdir(parents=True)
-    pages = plan(which, limit)
+    seeds = {r[0]: i for i, r in enumerate(plan(which, None))}  # a page's seed is its place in the whole set
+    pages = plan(which, limit, only)
     truth: dict[str, tuple[str, str, str]] = {}
-    for i, (stem, kind, lang, text) in enumerate(pages):
-        qualitygen.page(text, kind, seed=i, lang=lang).save(inbox / f"{stem}.png")
+    for stem, kind, lang, text in pages:
+        qualitygen.page(text, kind, seed=seeds[stem], lang=lang).save(inbox / f"{stem}.png")
         truth[stem] = (kind, lang, text)
     (work / "debs").mkdir()
     real = realdocs_scans(which, realdocs, work / "debs") if realdocs else {}
@@ -143,7 +146,7 @@ def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None)
         side = json.loads(side_path.read_text(encoding="utf-8"))
         p = side["pages"][index]
         conf = p.get("confidence")
-        rec = word_recall(text, (side.get("page_texts") or [""] * (index + 1))[index])
+        rec = word_recall(text, hypothesis(out, stem, side, index))
         rows.append({
             "page": key, "kind": kind, "lang": lang, "recall": None if rec is None else round(rec, 3),
             "confidence": None if conf is None else conf["value"], "engine": None if conf is None else conf["engine"],
@@ -152,6 +155,16 @@ def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None)
         })
     print(f"{len(pages)} pages read in {secs:.0f} s", file=sys.stderr)
     return rows
+
+
+def hypothesis(out: Path, stem: str, side: dict, index: int) -> str:
+    """What the reader gets of a page: its page of the txt output (pages split at form feeds);
+    the raw page text would count a table's HTML tags glued to its words as misses."""
+    txt = out / f"{stem}.txt"
+    if txt.exists():
+        pages = txt.read_text(encoding="utf-8").split("\f")
+        return pages[index] if index < len(pages) else ""
+    return (side.get("page_texts") or [""] * (index + 1))[index]
 
 
 def scores(rows: list[dict], threshold: float, with_checks: bool = False) -> dict:
@@ -204,14 +217,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--rescore", type=Path, nargs="+", default=None,
                     help="score the rows of earlier --out files again (together)")
+    ap.add_argument("--only", default="", help="only these generated pages (comma-separated names)")
     ap.add_argument("--realdocs", type=Path, default=None,
                     help="also the set's rasterised real pages (scan-*) from this fetch.py cache folder")
     a = ap.parse_args(argv)
     if a.rescore:
-        rows = [r for f in a.rescore for r in json.loads(f.read_text(encoding="utf-8"))["rows"]]
+        by_page: dict[str, dict] = {}  # a later file's row of a page replaces an earlier one's
+        for f in a.rescore:
+            by_page.update({r["page"]: r for r in json.loads(f.read_text(encoding="utf-8"))["rows"]})
+        rows = list(by_page.values())
     else:
         with tempfile.TemporaryDirectory(prefix="bench-flags-") as tmp:
-            rows = run(a.set, a.limit, Path(tmp), a.realdocs)
+            rows = run(a.set, a.limit, Path(tmp), a.realdocs, set(a.only.split(",")) if a.only else None)
     chosen = choose(rows, a.want_recall)
     at = a.threshold if a.threshold is not None else chosen
     cost = [r["check_seconds"] for r in rows if r.get("check_seconds") is not None]

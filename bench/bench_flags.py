@@ -134,7 +134,12 @@ def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None,
     t0 = time.monotonic()
     subprocess.run([sys.executable, "-m", "daemon", "once", *sorted(map(str, inbox.iterdir())),
                     "--config", str(rules)], env=env, check=False, capture_output=True, cwd=REPO)
-    secs = time.monotonic() - t0
+    print(f"{len(pages)} pages read in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    return score_outputs(out, truth)
+
+
+def score_outputs(out: Path, truth: dict[str, tuple[str, str, str]]) -> list[dict]:
+    """The rows of the pages in ``truth`` from the outputs in ``out``."""
     rows = []
     for key, (kind, lang, text) in truth.items():
         stem, _, k = key.partition("#")
@@ -153,7 +158,6 @@ def run(which: str, limit: int | None, work: Path, realdocs: Path | None = None,
             "wordlike": None if conf is None else conf["wordlike"], "rotation": p.get("rotation"),
             "checks": p.get("checks", []), "check_seconds": (side.get("timings") or {}).get("checks"),
         })
-    print(f"{len(pages)} pages read in {secs:.0f} s", file=sys.stderr)
     return rows
 
 
@@ -217,11 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--rescore", type=Path, nargs="+", default=None,
                     help="score the rows of earlier --out files again (together)")
+    ap.add_argument("--from-outputs", type=Path, default=None, help="score a kept outputs folder of --set")
     ap.add_argument("--only", default="", help="only these generated pages (comma-separated names)")
     ap.add_argument("--realdocs", type=Path, default=None,
                     help="also the set's rasterised real pages (scan-*) from this fetch.py cache folder")
     a = ap.parse_args(argv)
-    if a.rescore:
+    if a.from_outputs:  # the outputs of an earlier run, kept (generated pages only)
+        truth = {stem: (kind, lang, text) for stem, kind, lang, text in plan(a.set, a.limit)}
+        rows = score_outputs(a.from_outputs, truth)
+    elif a.rescore:
         by_page: dict[str, dict] = {}  # a later file's row of a page replaces an earlier one's
         for f in a.rescore:
             by_page.update({r["page"]: r for r in json.loads(f.read_text(encoding="utf-8"))["rows"]})

@@ -230,7 +230,6 @@ class Pipeline:
         timings["classify"] = prep.seconds["classify"]
         timings["checks"] = prep.seconds.get("checks", 0.0)  # the quality check's share of classify and write
         pages = with_quality(_with_pdf_degradations(pages, prep.pdf_report), prep.quality)
-        _count_review(doc, pages, prep)
         for d in prep.degraded:
             log.warning("%s: %s stage degraded: %s", tag, d.stage, d.error)
             metrics.stage_degraded(d.stage)
@@ -258,6 +257,7 @@ class Pipeline:
             doc.id, language=cls.language, doctype=cls.doctype, route=decision.name, pages=n, outputs=outputs,
             final_path=final, timings=timings,
         )
+        _count_review(doc, pages, prep)  # once the document is done (a retried write is not counted twice)
         log.info(
             "%s done: %s/%s via route %r, %d pages in %.1fs -> %s",
             tag, cls.language, cls.doctype, decision.name, n, timings["total"], decision.destination,

@@ -21,7 +21,7 @@ of bench/realdocs/evaluate.py against the drawn text). A page is *bad* when its 
   checks of the PDF's text layer, the tables and the txt, and a PDF placed again), per page.
 
     .venv/bin/python bench/bench_flags.py --set tune --out bench/results/flags-tune.json
-    .venv/bin/python bench/bench_flags.py --set holdout --threshold 50
+    .venv/bin/python bench/bench_flags.py --set holdout --threshold 76
     .venv/bin/python bench/bench_flags.py --set tune --limit 0 --realdocs ~/.cache/ocr-daemon/realdocs --out real.json
     .venv/bin/python bench/bench_flags.py --rescore flags-tune.json real.json --threshold 40
 
@@ -232,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     elif a.rescore:
         by_page: dict[str, dict] = {}  # a later file's row of a page replaces an earlier one's
         for f in a.rescore:
-            by_page.update({r["page"]: r for r in json.loads(f.read_text(encoding="utf-8"))["rows"]})
+            by_page.update({r["page"]: r for r in json.loads(f.read_text(encoding="utf-8"))["rows"]
+                            if "recall" in r or r["page"] not in by_page})  # an error row replaces nothing
         rows = list(by_page.values())
     else:
         with tempfile.TemporaryDirectory(prefix="bench-flags-") as tmp:

@@ -206,9 +206,16 @@ def cmd_route(args: argparse.Namespace) -> int:
     pages, markdown = page_texts(results, engine.output_is_markdown)
     full = "\n\n".join(pages)
     cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown)
-    decision, rows = choose_route(cfg, path=path, inbox=inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now())
+    from daemon.quality import Review
+    from daemon.quality.run import assess_pages
+
+    review = Review()  # the page confidence, as the daemon works it out before routing (match.review)
+    assess_pages(results, cls.language, cfg.quality.min_confidence, review)
+    decision, rows = choose_route(cfg, path=path, inbox=inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now(),
+                                  review=review.needed)
     print(f"file: {path} ({n} page(s), engine {engine.name})")
     print(format_explain(cls, rows))
+    print("review: " + ("; ".join(str(r) for r in review.reasons) if review else "no"))
     print(f"=> route {decision.name!r}: formats {', '.join(decision.formats)} -> {decision.destination}; source: {decision.source_action}")
     return ExitCode.OK
 

@@ -128,6 +128,9 @@ class PageLayout:
     size: tuple[int, int]
     lines: list[TextLine] = field(default_factory=list)
     has_words: bool = False
+    # Tesseract's word confidences (0-100), each weighted by the word's length; None when unknown
+    # (line boxes alone, a layout read back from the journal). daemon.quality.confidence uses it.
+    confidence: float | None = None
 
 
 @dataclass

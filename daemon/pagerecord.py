@@ -15,7 +15,8 @@ Contract:
   picklable (it crosses the render worker's process boundary).
 - ``PageResult``: one finished page, frozen: text and its source (``ocr`` | ``text_layer``),
   engine, seconds, geometry, word/line boxes, text-layer blocks, flags, engine facts
-  (``meta``), why a text layer was not used, and every degraded stage. The journal stores it
+  (``meta``), why a text layer was not used, every degraded stage, and the quality check's
+  confidence figure and output checks (daemon.quality; not journaled). The journal stores it
   (``to_record``/``from_record``; a record it cannot read is read again, never trusted) and the
   writers read it (``daemon.writers.pdf.pdf_pages``, the sidecar's ``pages``).
 """
@@ -113,6 +114,10 @@ class PageResult:
     meta: Mapping[str, Any] = field(default_factory=dict)
     text_layer: str = ""
     degraded: tuple[Degraded, ...] = ()
+    # the quality check's (daemon.quality), worked out again at every finish, never journaled:
+    # the page's confidence figure and its outputs' checks (``CheckResult.to_json()``)
+    confidence: Mapping[str, Any] | None = None
+    checks: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def from_layer(cls, page: RenderedPage, layer: LayerPage) -> PageResult:
@@ -168,6 +173,10 @@ class PageResult:
             out["text_layer"] = self.text_layer
         out["seconds"] = round(self.seconds, 3)
         out["flags"] = list(self.flags)
+        if self.confidence is not None:
+            out["confidence"] = dict(self.confidence)
+        if self.checks:
+            out["checks"] = [dict(c) for c in self.checks]
         if self.meta:
             out["meta"] = dict(self.meta)
         out["degraded"] = [d.to_json() for d in self.degraded]

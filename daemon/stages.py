@@ -56,8 +56,10 @@ class Stage(enum.StrEnum):
     TEXT_LAYER_LAYOUT = "text_layer_layout"  # headings, lists, paragraphs of a text layer
     PDF_ALIGNMENT = "pdf_alignment"  # line boxes and text placement of the searchable PDF
     PDF = "pdf"  # the searchable PDF as a whole (the text outputs never wait on it)
+    PDF_TEXT = "pdf_text"  # the searchable PDF's text layer checked against the page's words (daemon.quality.checks)
     DATES = "dates"  # the date printed on the document
     CLASSIFY = "classify"  # language and document type features (fallback: unknown / other)
+    QUALITY = "quality"  # page confidence figures and output checks (daemon.quality): a check that cannot run
 
 
 ESSENTIAL: frozenset[Stage] = frozenset({Stage.OPEN, Stage.RENDER, Stage.RECOGNISE, Stage.WRITE})

@@ -81,6 +81,14 @@ __all__ = [
 ]
 
 
+#: ``quality.min_confidence``'s default, chosen on bench/bench_flags.py's tune split (74 generated
+#: pages and bench/realdocs' 6 rasterised tune pages; 24 read with word recall < 0.8): the flag's
+#: best F1 (precision 1.0, recall 0.67) holds from 72 (the surest bad page: a Swedish page left
+#: sideways, 71.5) to 81 (the least sure good page: a blurred Japanese one, 81.0); 76 is the
+#: middle. bench/RESULTS.md "Quality flag".
+MIN_CONFIDENCE = 76.0
+
+
 class DaemonCfg(Strict):
     """The daemon itself: folders, concurrency, retries, logging, the HTTP endpoint."""
 
@@ -347,6 +355,11 @@ class RouteMatch(Strict):
     pages: PagesRange | None = Field(None, examples=[{"max": 2}], description="page range `{min, max}`")
     has_table: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains a table")
     has_math: bool | None = Field(None, examples=[True], description="`true`/`false`: the text contains LaTeX math")
+    review: bool | None = Field(
+        None, examples=[True],
+        description="`true`/`false`: the document needs review (a page flagged `low_confidence`, or another "
+        "stage's reason before routing: the sidecar's `review_reasons`)",
+    )
 
     _norm = field_validator("inbox", "subdir", "filename", "language", "doctype", mode="before")(_one_or_list)
 
@@ -492,6 +505,24 @@ class RouteCfg(Strict):
 DEFAULT_ROUTE = RouteCfg(name="default")
 
 
+class QualityCfg(Strict):
+    """The quality check of every page and output (docs/outputs.md, "Review"): a page whose
+    confidence is under `min_confidence` is flagged `low_confidence`, and the document gets
+    `review: true` (routes can match on it: `match.review`)."""
+
+    min_confidence: float = Field(
+        MIN_CONFIDENCE, ge=0, le=100, examples=[60],
+        description="a page read with a confidence (0-100: the engine's length-weighted word confidence times the "
+        "share of word-like tokens) under this is flagged `low_confidence`; 0 = never. The default is measured: "
+        "bench/bench_flags.py, bench/RESULTS.md \"Quality flag\"",
+    )
+    check_outputs: bool = Field(
+        True, examples=[False],
+        description="check each output against the recognised words before it is written (the searchable PDF's "
+        "text layer, tables, txt); a failed check is recorded on its page and sets `review`",
+    )
+
+
 class Config(Strict):
     """ocr-daemon's rules.yaml: watched folders, the OCR engine, document types and routes."""
 
@@ -503,6 +534,7 @@ class Config(Strict):
         description="document types by name; left out: the shipped six (invoice, receipt, contract, bank_statement, "
         "scientific_paper, letter); `{}`: none",
     )
+    quality: QualityCfg = Field(default_factory=QualityCfg, description="the quality check of pages and outputs")
     routes: list[RouteCfg] = Field(
         default_factory=list,
         description="routes, first match wins; when the last is not a catch-all, a built-in one writes "

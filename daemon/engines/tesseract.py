@@ -26,7 +26,9 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
   ``EngineDeadError``; ``submit`` after ``close`` returns a future failed the same way.
 - ``PageText.text`` is plain text, paragraphs separated by one blank line, no spaces between
   CJK characters; ``PageText.meta`` holds ``languages`` (the traineddata used), ``script`` (from
-  OSD), ``confidence`` (Tesseract's mean word confidence, 0-100). ``PageText.layout`` holds the
+  OSD), ``confidence`` (Tesseract's mean word confidence, 0-100), ``word_confidence`` (the same
+  weighted by word length: daemon.quality.confidence), ``ink_ppm`` (a page read as next to no
+  words: how much ink it has, daemon.intake.pagescan). ``PageText.layout`` holds the
   final pass's words with their boxes on the page image, by line in reading order (for the
   searchable PDF; read from the recognised page, a few ms).
 
@@ -142,6 +144,17 @@ def tidy_text(raw: str) -> str:
     text = "\n".join(lines)
     text = re.sub(r"\n{3,}", "\n\n", text)
     return text.strip()
+
+
+def _ink_ppm(gray: Any) -> float:
+    """Ink on the page image, per million pixels of its content area (daemon.intake.pagescan's
+    blank rule; the page taken as A4 wide): a page read as nothing that has ink is a doubtful
+    read, a blank one is not (daemon.quality.confidence)."""
+    import numpy as np
+
+    from daemon.intake.pagescan import ink_ppm
+
+    return ink_ppm(np.asarray(gray), gray.width / 210.0)
 
 
 def _usable_cpus() -> int:
@@ -440,6 +453,10 @@ class TesseractEngine(Engine):
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
+        if layout.confidence is not None:  # the page's quality figure (daemon.quality.confidence)
+            meta["word_confidence"] = round(layout.confidence, 1)
+        if len(text.split()) < 3:  # next to nothing read: a blank page, or a page with ink read as nothing?
+            meta["ink_ppm"] = round(_ink_ppm(gray))
         if tables is not None:
             meta["markdown"] = True  # inline Markdown and HTML tables (daemon.pages.textlayer.unify)
         if plan.probes:

@@ -292,7 +292,7 @@ def merge_layout(layout: PageLayout, found: list[TextLine]) -> tuple[PageLayout,
             last = ln.block
         out.append(TextLine(ln.box, ln.words, n))
     ids = {id(ln) for ln in added}
-    return PageLayout(layout.size, out, layout.has_words), {k for k, ln in enumerate(lines) if id(ln) in ids}
+    return PageLayout(layout.size, out, layout.has_words, layout.confidence), {k for k, ln in enumerate(lines) if id(ln) in ids}
 
 
 def _line_text(ln: TextLine) -> str:

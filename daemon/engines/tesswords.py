@@ -2,7 +2,8 @@
 
 Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has just recognised
 (grouped by line in Tesseract's reading order, blocks numbered from 0), in Unicode NFC, leaving out
-empty words (tesserocr raises "No text returned" for some; a word without a box). ``vertical_share(api,
+empty words (tesserocr raises "No text returned" for some; a word without a box), and their confidences
+weighted by length (``PageLayout.confidence``, the page's quality figure). ``vertical_share(api,
 image)``: the share of the text-line area Tesseract's layout analysis finds written top to
 bottom (tategaki columns). Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
@@ -27,6 +28,7 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
 
     lines: list[TextLine] = []
     block = -1
+    weighted = chars = 0.0  # the words' confidences weighted by their lengths (daemon.quality)
     it = api.GetIterator()
     if it is None:
         return PageLayout(size=size, has_words=True)
@@ -45,7 +47,10 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
         wbox = w.BoundingBox(RIL.WORD)
         if text and wbox is not None:
             lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
-    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)
+            weighted += len(text) * max(0.0, float(w.Confidence(RIL.WORD)))
+            chars += len(text)
+    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True,
+                      confidence=weighted / chars if chars else None)
 
 
 def vertical_share(api: Any, image: Any) -> float:

@@ -8,6 +8,7 @@ Contract:
 - The pipeline and the service report through the module functions below (``observe_stage``,
   ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``,
   ``stage_degraded`` (an optional stage that failed, by stage), ``document_retried``,
+  ``page_flagged`` / ``output_check_failed`` / ``document_review`` (the quality check),
   ``hook_delivery`` (one try of an ``on_done`` hook, by kind and outcome)): each is a
   one-line hook, thread-safe, cheap (a lock and a few additions) and never raises.
 - Values only known at scrape time (documents by state from the journal, queue depth, hook
@@ -133,6 +134,17 @@ class Metrics:
             "ocr_daemon_degraded", "Optional stages that failed on a page or document, which went on without them",
             ["stage"], registry=r,
         )
+        self.flagged = Counter(
+            "ocr_daemon_pages_flagged", "Pages flagged by the quality check (low_confidence), by flag", ["flag"],
+            registry=r,
+        )
+        self.checks_failed = Counter(
+            "ocr_daemon_output_checks_failed", "Output checks that failed on a page (pdf_text, table_words, page_words, txt_text)",
+            ["check"], registry=r,
+        )
+        self.review = Counter(
+            "ocr_daemon_documents_review", "Documents finished with review: true (sidecar review_reasons)", registry=r
+        )
         self.retries = Counter(
             "ocr_daemon_retries", "Failed tries of a document (each counts towards daemon.max_attempts)", registry=r
         )
@@ -159,6 +171,9 @@ class Metrics:
         for kind in ("exec", "webhook"):
             for o in ("delivered", "retry", "failed"):
                 self.hooks.labels(kind=kind, outcome=o)
+        self.flagged.labels(flag="low_confidence")
+        for c in ("pdf_text", "table_words", "page_words", "txt_text"):
+            self.checks_failed.labels(check=c)
         from daemon.stages import OPTIONAL
 
         for st in sorted(OPTIONAL):  # every optional stage shows up with 0 before its first failure
@@ -206,6 +221,21 @@ class Metrics:
         """An optional stage failed on a page (or a document) that went on without it."""
         with contextlib.suppress(Exception):
             self.degraded.labels(stage=stage).inc()
+
+    def page_flagged(self, flag: str) -> None:
+        """A finished page was flagged by the quality check (``low_confidence``)."""
+        with contextlib.suppress(Exception):
+            self.flagged.labels(flag=flag).inc()
+
+    def output_check_failed(self, check: str) -> None:
+        """An output check failed on a page (daemon.quality.checks)."""
+        with contextlib.suppress(Exception):
+            self.checks_failed.labels(check=check).inc()
+
+    def document_review(self) -> None:
+        """A document finished with ``review: true``."""
+        with contextlib.suppress(Exception):
+            self.review.inc()
 
     def document_retried(self) -> None:
         """A try of a document failed; it is retried later or, past its attempts, failed."""
@@ -442,3 +472,6 @@ document_finished = METRICS.document_finished
 stage_degraded = METRICS.stage_degraded
 document_retried = METRICS.document_retried
 hook_delivery = METRICS.hook_delivery
+page_flagged = METRICS.page_flagged
+output_check_failed = METRICS.output_check_failed
+document_review = METRICS.document_review

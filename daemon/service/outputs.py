@@ -13,6 +13,11 @@ Contract:
   (the text outputs never wait on it; a PDF that cannot be made is reported in the sidecar's
   ``pdf.error``). Their failures are ``Prepared.degraded``; per-page failures of the PDF's line
   alignment come back in the PDF report and are put on their pages by the pipeline.
+- The quality check (daemon.quality): each page's confidence before routing (a page under
+  ``quality.min_confidence`` is flagged and the document needs review: ``match.review``), and
+  every rendered output checked against the recognised words before it is written (the PDF's
+  failing pages placed again once). ``Prepared.review`` holds the reasons (any stage here adds
+  one with ``review.add``), ``Prepared.quality`` the per-page findings.
 - ``warm_worker()`` loads, in a render worker at start, what rendering and finishing import.
 """
 
@@ -34,6 +39,8 @@ from daemon.models import Classification, RouteDecision
 from daemon.names import display
 from daemon.pagerecord import PageResult
 from daemon.pages.renderpool import warm_render
+from daemon.quality.review import Review
+from daemon.quality.run import PageQuality, assess_pages, check_text_outputs, checked_pdf
 from daemon.stages import Degraded, Stage, optional
 from daemon.understand.classify import classify
 from daemon.understand.language import warm as language_warm
@@ -52,11 +59,13 @@ class Prepared:
     decision: RouteDecision
     parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
     body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
-    seconds: dict[str, float]  # "classify" (with routing), "render"
+    seconds: dict[str, float]  # "classify" (with routing), "render", "checks" (the quality check's part of both)
     texts: list[str]  # the page texts the outputs were made from (the raw file, the JSON's pages)
     markdown: bool  # those texts are Markdown
     pdf_report: dict[str, Any] | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
     degraded: list[Degraded] = field(default_factory=list)  # document-level optional stages that failed
+    review: Review = field(default_factory=Review)  # why the document needs review (daemon.quality)
+    quality: dict[int, PageQuality] = field(default_factory=dict)  # page index -> confidence, flag, checks
 
 
 def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list[str], bool]:
@@ -107,11 +116,26 @@ def prepare_outputs(
                          degraded=degraded),
         _unclassified, degraded,
     )
-    decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when)
+    # Each page's confidence, before routing: a route can take the documents that need review.
+    review = Review()
+    tq = time.monotonic()
+    none: dict[int, PageQuality] = {}
+    quality = optional(
+        Stage.QUALITY, lambda: assess_pages(pages, cls.language, cfg.quality.min_confidence, review), lambda: none,
+        degraded,
+    )
+    checking = time.monotonic() - tq  # the quality check's own seconds (the sidecar's timings.checks)
+    decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when, review=review.needed)
     t1 = time.monotonic()
     parsed = parse_pages(pages, texts, markdown, cls.language)
     text_formats = [f for f in decision.formats if f != "pdf"]
     body = render_body(parsed, texts, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
+    check = cfg.quality.check_outputs
+    if check:  # each output against the recognised words, before anything is written
+        tq = time.monotonic()
+        optional(Stage.QUALITY, lambda: check_text_outputs(body, src.stem, parsed, pages, texts, markdown, review,
+                                                           quality), lambda: None, degraded)
+        checking += time.monotonic() - tq
     report = None
     if "pdf" in decision.formats:
         # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
@@ -121,15 +145,24 @@ def prepare_outputs(
             pdfa=bool(route and route.pdfa),
         )
         made = optional(Stage.PDF, lambda: write_pdf(job), lambda: None, degraded)
+        if made is not None and check:
+            first, tq = made, time.monotonic()
+            made = optional(Stage.QUALITY, lambda: checked_pdf(job, first, pages, review, quality), lambda: first,
+                            degraded)
+            checking += time.monotonic() - tq
         if made is not None:
             body[src.stem + pdf_suffix(src, decision.destination)] = made.data
             report = made.report
         else:  # the text outputs are not lost for a PDF that cannot be made
             log.warning("%s: no pdf output: %s", display(src.name), degraded[-1].error)
             report = {"error": f"the searchable PDF could not be made: {degraded[-1].error}"}
+    for d in degraded:
+        if d.stage == Stage.QUALITY.value:  # a check that could not run is no pass: never silent
+            review.add("quality check failed", detail=d.error[:120])
     return Prepared(
-        cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1}, texts, markdown, report,
-        degraded,
+        cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1, "checks": checking}, texts,
+        markdown, report,
+        degraded, review, quality,
     )
 
 

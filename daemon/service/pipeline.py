@@ -27,6 +27,10 @@ Contract:
   document. Optional stages that failed are recorded on their pages or the document
   (``degraded``), logged with document and page, counted in ``/metrics``, and the document is
   done with what the essential stages gave.
+- Quality (daemon.quality): each page's confidence figure, its ``low_confidence`` flag and its
+  outputs' checks go on the page in the sidecar, the document's ``review`` and
+  ``review_reasons`` at the top; flagged pages, failed checks and review documents are logged
+  and counted in ``/metrics``.
 - Hooks (``routes[].on_done``): their deliveries are journaled (``hooks.record``) after the outputs
   are written and before the document is recorded done/duplicate; the daemon's dispatcher
   (``daemon.service.hooks``) makes them. A hook never fails the document.
@@ -66,6 +70,7 @@ from daemon.names import display, for_log
 from daemon.pagerecord import PageResult
 from daemon.pages import probe
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask
+from daemon.quality.run import LOW_CONFIDENCE, with_quality
 from daemon.service import hooks, metrics
 from daemon.service.outputs import Prepared, prepare_outputs, warm_worker
 from daemon.service.recognize import Recognizer
@@ -223,7 +228,8 @@ class Pipeline:
         prep = self._prepare(doc, src, pages)
         cls, decision = prep.cls, prep.decision
         timings["classify"] = prep.seconds["classify"]
-        pages = _with_pdf_degradations(pages, prep.pdf_report)
+        timings["checks"] = prep.seconds.get("checks", 0.0)  # the quality check's share of classify and write
+        pages = with_quality(_with_pdf_degradations(pages, prep.pdf_report), prep.quality)
         for d in prep.degraded:
             log.warning("%s: %s stage degraded: %s", tag, d.stage, d.error)
             metrics.stage_degraded(d.stage)
@@ -236,6 +242,7 @@ class Pipeline:
             sidecar = Sidecar.of_document(
                 doc, cls, decision.name, self.engine.name, pages, target, prep.pdf_report, prep.degraded,
                 part_info(src),  # a part of a split scanner batch: where its pages came from
+                review=prep.review,
             )
             outputs = self._write(doc, src, decision, sidecar, timings, prep)
             timings["write"] = prep.seconds["render"] + time.monotonic() - t3
@@ -250,6 +257,7 @@ class Pipeline:
             doc.id, language=cls.language, doctype=cls.doctype, route=decision.name, pages=n, outputs=outputs,
             final_path=final, timings=timings,
         )
+        _count_review(doc, pages, prep)  # once the document is done (a retried write is not counted twice)
         log.info(
             "%s done: %s/%s via route %r, %d pages in %.1fs -> %s",
             tag, cls.language, cls.doctype, decision.name, n, timings["total"], decision.destination,
@@ -447,6 +455,20 @@ class _Meter:
             log.info("%s progress: %s", self.doc.tag, p.short().split(" ", 1)[1])
         if self.callback is not None:
             self.callback(self.progress())
+
+
+def _count_review(doc: Document, pages: list[PageResult], prep: Prepared) -> None:
+    """The quality check's findings in the log and ``/metrics`` (daemon.quality)."""
+    for p in pages:
+        for flag in p.flags:
+            if flag == LOW_CONFIDENCE:
+                metrics.page_flagged(flag)
+        for c in p.checks:
+            if not c.get("ok", True):
+                metrics.output_check_failed(str(c.get("check")))
+    if prep.review:
+        metrics.document_review()
+        log.warning("%s needs review: %s", doc.tag, "; ".join(str(r) for r in prep.review.reasons))
 
 
 def _with_pdf_degradations(pages: list[PageResult], report: dict[str, Any] | None) -> list[PageResult]:

@@ -5,7 +5,8 @@ Contract: ``Sidecar`` holds every top-level key the JSON output writes before th
 stable order. Fields that belong only to some documents (``pdf``, ``duplicate_of``, and ``batch``
 with ``dropped_pages`` for a part of a split scanner batch, daemon.intake.batch) are left out
 when None; ``degraded`` (document-level optional stages that failed) and ``pages[].degraded``
-(per page) are always there, empty when nothing degraded (docs/outputs.md says how to read them).
+(per page) are always there, empty when nothing degraded (docs/outputs.md says how to read them);
+so are ``review`` and ``review_reasons`` (daemon.quality.review), but for a duplicate.
 ``outputs`` and ``timings`` are filled in once the output names are known.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from daemon.models import Classification, Document
 from daemon.names import display
 from daemon.pagerecord import PageResult
+from daemon.quality.review import Review
 from daemon.stages import Degraded
 
 
@@ -57,13 +59,14 @@ class Sidecar:
     outputs: tuple[str, ...] | None = None
     timings: Mapping[str, float] | None = None
     batch: Mapping[str, Any] | None = None  # a part of a split batch: its /OcrDaemonBatch record
+    review: Review | None = None  # why the document needs review (daemon.quality); None: a duplicate
 
 
     @classmethod
     def of_document(
         cls, doc: Document, c: Classification, route: str, engine: str, pages: Sequence[PageResult],
         archived_to: Path | None, pdf: Mapping[str, Any] | None, degraded: Sequence[Degraded],
-        batch: Mapping[str, Any] | None = None,
+        batch: Mapping[str, Any] | None = None, review: Review | None = None,
     ) -> Sidecar:
         return cls(
             source=display(doc.path), inbox=doc.inbox, sha256=doc.sha256, size=doc.size, language=c.language,
@@ -72,6 +75,7 @@ class Sidecar:
             has_math=c.has_math, doc_date=c.doc_date, route=route, pages=tuple(pages), engine=engine,
             document_id=doc.id, processed_at=datetime.now().astimezone().isoformat(timespec="seconds"),
             archived_to=_archived(doc, archived_to), pdf=pdf, degraded=tuple(degraded), batch=batch,
+            review=review if review is not None else Review(),
         )
 
     @classmethod
@@ -110,6 +114,8 @@ class Sidecar:
         if self.pdf is not None:
             out["pdf"] = dict(self.pdf)
         out["degraded"] = [d.to_json() for d in self.degraded]
+        if self.review is not None:  # "review": true and its reasons (docs/outputs.md, "Review")
+            out.update(self.review.to_json())
         if self.batch is not None:  # the original's page numbers (docs/batches.md)
             out["batch"] = {k: v for k, v in self.batch.items() if k != "dropped_pages"}
             out["dropped_pages"] = list(self.batch.get("dropped_pages", []))

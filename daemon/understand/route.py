@@ -2,7 +2,7 @@
 
 Contract:
 - ``match_route(route, ...)`` checks one route's ``match:`` conditions in a fixed order (inbox,
-  subdir, filename, language, doctype, pages, has_table, has_math) and returns a ``RouteExplain`` whose
+  subdir, filename, language, doctype, pages, has_table, has_math, review) and returns a ``RouteExplain`` whose
   ``reason`` names the first condition that failed ("" when it matched). A condition that is not
   set always passes; a route with no conditions matches everything.
 - ``choose_route(cfg, ...)`` walks ``cfg.route_list()`` (the configured routes plus the built-in
@@ -53,7 +53,8 @@ def _fmt_list(values: list[str]) -> str:
 
 
 def match_route(
-    route: RouteCfg, *, path: Path, inbox: str, cls: Classification, pages: int, subdir: str = ""
+    route: RouteCfg, *, path: Path, inbox: str, cls: Classification, pages: int, subdir: str = "",
+    review: bool = False,
 ) -> RouteExplain:
     """Check ``route.match`` against one document; see the module docstring."""
     m = route.match
@@ -81,6 +82,8 @@ def match_route(
         return no(f"has_table is {str(cls.has_table).lower()}, route wants {str(m.has_table).lower()}")
     if m.has_math is not None and cls.has_math != m.has_math:
         return no(f"has_math is {str(cls.has_math).lower()}, route wants {str(m.has_math).lower()}")
+    if m.review is not None and review != m.review:
+        return no(f"review is {str(review).lower()}, route wants {str(m.review).lower()}")
     return RouteExplain(route.name, True, "")
 
 
@@ -157,15 +160,16 @@ def template_fields(*, path: Path, inbox: str, cls: Classification, when: dateti
 
 
 def choose_route(
-    cfg: Config, *, path: Path, inbox: str, cls: Classification, pages: int, when: datetime
+    cfg: Config, *, path: Path, inbox: str, cls: Classification, pages: int, when: datetime, review: bool = False,
 ) -> tuple[RouteDecision, list[RouteExplain]]:
-    """First matching route of ``cfg.route_list()`` and the explain rows of every route."""
+    """First matching route of ``cfg.route_list()`` and the explain rows of every route
+    (``review``: the document needs review, daemon.quality.review)."""
     rows: list[RouteExplain] = []
     chosen: RouteCfg | None = None
     ib = cfg.inbox(inbox)
     subdir = subdir_of(path, ib.path if ib is not None else None)
     for r in cfg.route_list():
-        row = match_route(r, path=path, inbox=inbox, cls=cls, pages=pages, subdir=subdir)
+        row = match_route(r, path=path, inbox=inbox, cls=cls, pages=pages, subdir=subdir, review=review)
         rows.append(row)
         if row.matched and chosen is None:
             chosen = r

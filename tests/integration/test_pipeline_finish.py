@@ -85,7 +85,7 @@ def test_worker_prepares_what_the_daemon_process_would(pipe: Pipeline, caplog: p
     assert via_worker.cls.has_table and via_worker.decision.name == here.decision.name == "all"
     assert via_worker.body == here.body
     assert sorted(via_worker.body) == ["rechnung.json", "rechnung.md", "rechnung.txt"]
-    assert set(via_worker.seconds) == {"classify", "render"}
+    assert set(via_worker.seconds) == {"classify", "render", "checks"}
 
 
 def test_finish_writes_named_outputs_and_records_done(pipe: Pipeline) -> None:

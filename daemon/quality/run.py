@@ -1,0 +1,152 @@
+"""The quality check as ``prepare_outputs`` runs it (daemon/service/outputs.py).
+
+Contract:
+
+- ``assess_pages(pages, language, threshold, review) -> dict[int, PageQuality]``: each page's
+  confidence (daemon.quality.confidence); a page under ``threshold`` is flagged
+  ``low_confidence`` and adds ``"page N: low_confidence (conf X)"`` to ``review``. Runs before
+  routing, so ``match.review`` sees it.
+- ``checked_pdf(job, made, pages, review, quality)``: the searchable PDF's text layer checked
+  (``checks.check_pdf``); pages that fail are placed again once without their word boxes (their
+  text spread over the line boxes, or over the page when there are none:
+  ``daemon.writers.pdflayout``), and the PDF written again when that helps; a page that still
+  fails gets a ``pdf_text`` degraded stage in the PDF report (the pipeline puts it on the page),
+  ``placement: none`` when the page holds no text at all, and a review reason. Every checked
+  page's report entry gets ``text_found`` (the share of its words found in order). The check
+  runs as the optional stage ``pdf_text``: when it cannot run, every placed page gets that
+  stage's degraded record and a review reason ("not checked"). Returns the PDF to write.
+- ``check_text_outputs(body, stem, parsed, pages, texts, markdown, review, quality)``: the tables
+  and the txt output (when written) checked; failures add review reasons.
+- ``with_quality(pages, quality)``: the pages with their flag, confidence and checks (sidecar).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from daemon.models import PageLayout, TextLine
+from daemon.pagerecord import PageResult
+from daemon.quality.checks import CheckResult, check_pdf, check_tables, check_txt
+from daemon.quality.confidence import is_low, page_confidence
+from daemon.quality.review import Review
+from daemon.stages import Degraded, Stage, optional
+
+LOW_CONFIDENCE = "low_confidence"
+
+
+@dataclass
+class PageQuality:
+    """The quality check's findings on one page."""
+
+    confidence: dict[str, Any] | None = None
+    low: bool = False
+    checks: list[CheckResult] = field(default_factory=list)
+
+
+def _get(quality: dict[int, PageQuality], index: int) -> PageQuality:
+    return quality.setdefault(index, PageQuality())
+
+
+def assess_pages(
+    pages: Sequence[PageResult], language: str, threshold: float, review: Review,
+) -> dict[int, PageQuality]:
+    """See the module docstring."""
+    quality: dict[int, PageQuality] = {}
+    for p in pages:
+        conf = page_confidence(p, language)
+        if conf is None:
+            continue
+        q = _get(quality, p.index)
+        q.confidence = conf.to_json()
+        if is_low(conf, threshold):
+            q.low = True
+            review.add(LOW_CONFIDENCE, page=p.index + 1, detail=f"conf {q.confidence['value']:.0f}")  # as shown
+    return quality
+
+
+def _record(results: Sequence[CheckResult], quality: dict[int, PageQuality], review: Review) -> None:
+    for r in results:
+        _get(quality, r.page).checks.append(r)
+        if not r.ok:
+            review.add(r.check, page=r.page + 1, detail=r.detail)
+
+
+def _replaced(p: Any) -> Any:
+    """A ``PdfPage`` to place again: its words dropped (its text spread over its line boxes), or
+    with no layout at all when it had no words (the text spread over the page)."""
+    lay: PageLayout | None = p.layout
+    if lay is not None and lay.has_words and lay.lines:
+        lines = [TextLine(ln.box, [], ln.block) for ln in lay.lines]
+        return dataclasses.replace(p, layout=PageLayout(lay.size, lines, has_words=False))
+    return dataclasses.replace(p, layout=None)
+
+
+def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review,
+                quality: dict[int, PageQuality]) -> Any:
+    """See the module docstring (``job``: the ``PdfInput``, ``made``: its ``PdfOutput``)."""
+    from daemon.writers.pdf import PdfOutput, write_pdf
+
+    sink: list[Degraded] = []
+    unchecked: list[CheckResult] = []
+    results = optional(Stage.PDF_TEXT, lambda: check_pdf(made.data, pages, made.report), lambda: unchecked, sink)
+    if sink:  # the check itself could not run: every placed page is unchecked, and says so
+        for e in made.report.get("pages", []):
+            if e.get("placement") != "text_layer":
+                e.setdefault("degraded", []).append(sink[0].to_json())
+                review.add(Stage.PDF_TEXT.value, page=int(e["page"]), detail="not checked")
+        return made
+    bad = {r.page for r in results if not r.ok}
+    if bad:
+        again = dataclasses.replace(job, pages=[_replaced(p) if p.index in bad else p for p in job.pages])
+        try:
+            remade: PdfOutput | None = write_pdf(again)
+        except Exception:  # the first PDF stays; its failed pages are recorded below
+            remade = None
+        if remade is not None:
+            retried = {r.page: r for r in check_pdf(remade.data, pages, remade.report)}
+            if sum(retried[i].ok for i in bad if i in retried) > 0:  # it helped: this PDF is written
+                made = remade
+                results = [retried.get(r.page, r) if r.page in bad else r for r in results]
+    entries = {int(e["page"]) - 1: e for e in made.report.get("pages", [])}
+    for r in results:
+        entry = entries.get(r.page)
+        if entry is None:
+            continue
+        entry["text_found"] = round(r.score, 3)
+        if not r.ok:
+            if r.score == 0.0:
+                entry["placement"] = "none"  # never claim words were placed on a page that has none
+            entry.setdefault("degraded", []).append(
+                {"stage": Stage.PDF_TEXT.value, "error": f"the PDF page's text layer fails its check: {r.detail}"}
+            )
+    _record(results, quality, review)
+    return made
+
+
+def check_text_outputs(
+    body: Mapping[str, bytes], stem: str, parsed: Any, pages: Sequence[PageResult], texts: Sequence[str],
+    markdown: bool, review: Review, quality: dict[int, PageQuality],
+) -> None:
+    """See the module docstring."""
+    results = check_tables(parsed, pages)
+    txt = body.get(stem + ".txt")
+    if txt is not None:
+        results += check_txt(txt, texts, markdown)
+    _record(results, quality, review)
+
+
+def with_quality(pages: Sequence[PageResult], quality: Mapping[int, PageQuality]) -> list[PageResult]:
+    """The pages with the quality check's findings (flag, confidence, checks) on them."""
+    out = []
+    for p in pages:
+        q = quality.get(p.index)
+        if q is None:
+            out.append(p)
+            continue
+        flags = (*p.flags, LOW_CONFIDENCE) if q.low and LOW_CONFIDENCE not in p.flags else p.flags
+        out.append(dataclasses.replace(p, flags=flags, confidence=q.confidence,
+                                       checks=tuple(c.to_json() for c in q.checks)))
+    return out

@@ -1,0 +1,94 @@
+"""The output checks on real files: a searchable PDF made by the PDF writer from a page Tesseract
+read holds the page's words; a PDF with no text layer fails the check, is placed again once, and a
+page that still has no text is recorded (``placement: none``, ``degraded: pdf_text``, a review
+reason) -- never ``placement: words`` on a page without words (issue 32)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import docgen
+import pymupdf
+import pytest
+
+from daemon.config import EngineCfg
+from daemon.engines.base import PageRequest
+from daemon.engines.tesseract import TesseractEngine
+from daemon.models import RenderOptions
+from daemon.pagerecord import PageResult
+from daemon.pages.textlayer import read_or_render
+from daemon.quality import Review
+from daemon.quality.checks import check_pdf
+from daemon.quality.run import checked_pdf
+from daemon.writers.pdf import PdfInput, PdfOutput, pdf_pages, write_pdf
+
+TEXT = ("Quarterly report of the Harbour Road workshop. Orders rose in the spring, deliveries kept pace, "
+        "and the new lathe paid for itself within four months. Staff training continues in June.")
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[TesseractEngine]:
+    eng = TesseractEngine(EngineCfg(tesseract={"threads": 1}))
+    eng.start()
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def scan(tmp_path_factory: pytest.TempPathFactory, engine: TesseractEngine) -> tuple[Path, list[PageResult]]:
+    src = docgen.make_image(tmp_path_factory.mktemp("q") / "report.png", TEXT)
+    pg = read_or_render(src, 0, RenderOptions(text_layer="ocr"))
+    assert pg.image is not None
+    answer = engine.recognize([PageRequest("doc-q", 0, pg.image, meta={})])[0]
+    return src, [PageResult.from_engine(pg, answer, engine_markdown=False)]
+
+
+def image_only_pdf(src: Path) -> bytes:
+    """The scan as a PDF page with no text at all (what a broken text layer leaves)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_image(page.rect, filename=str(src))
+    return doc.tobytes()
+
+
+def test_the_written_pdf_holds_the_page_words_in_order(scan: tuple[Path, list[PageResult]]) -> None:
+    src, pages = scan
+    made = write_pdf(PdfInput(src, pdf_pages(pages), markdown=False))
+    [result] = check_pdf(made.data, pages, made.report)
+    assert result.ok and result.score >= 0.95, result
+
+
+def test_a_pdf_without_text_fails_the_check(scan: tuple[Path, list[PageResult]]) -> None:
+    _src, pages = scan
+    report = {"pages": [{"page": 1, "placement": "words", "lines": 3}]}
+    [result] = check_pdf(image_only_pdf(scan[0]), pages, report)
+    assert not result.ok and result.score == 0.0 and result.detail == "no text on the page"
+    # a page the writer left to its own text layer is not the writer's to check
+    assert check_pdf(image_only_pdf(scan[0]), pages, {"pages": [{"page": 1, "placement": "text_layer"}]}) == []
+
+
+def test_a_failed_page_is_placed_again_once(scan: tuple[Path, list[PageResult]]) -> None:
+    src, pages = scan
+    job = PdfInput(src, pdf_pages(pages), markdown=False)
+    broken = PdfOutput(image_only_pdf(src), {"pages": [{"page": 1, "placement": "words", "lines": 3}]})
+    review, quality = Review(), {}  # type: ignore[var-annotated]
+    made = checked_pdf(job, broken, pages, review, quality)
+    assert made is not broken and not review  # the page placed again holds its words: nothing to review
+    entry = made.report["pages"][0]
+    assert entry["text_found"] >= 0.9 and entry["placement"] == "lines" and "degraded" not in entry
+    assert quality[0].checks[0].ok
+
+
+def test_a_page_that_stays_without_text_is_recorded_never_silent(scan: tuple[Path, list[PageResult]], tmp_path: Path) -> None:
+    src, pages = scan
+    gone = tmp_path / "moved.png"  # the second placement cannot read its source: it fails too
+    job = dataclasses.replace(PdfInput(src, pdf_pages(pages), markdown=False), source=gone)
+    broken = PdfOutput(image_only_pdf(src), {"pages": [{"page": 1, "placement": "words", "lines": 3}]})
+    review, quality = Review(), {}  # type: ignore[var-annotated]
+    made = checked_pdf(job, broken, pages, review, quality)
+    entry = made.report["pages"][0]
+    assert entry["placement"] == "none" and entry["text_found"] == 0.0
+    assert [d["stage"] for d in entry["degraded"]] == ["pdf_text"]
+    assert [str(r) for r in review.reasons] == ["page 1: pdf_text (no text on the page)"]

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from daemon.document.inline import plain_text
 from daemon.document.lines import letters
 from daemon.document.markdown import parse_markdown_page, parse_plain_page
-from daemon.document.model import Block, Document, Page, Paragraph
+from daemon.document.model import Block, Document, Page, Paragraph, Table
+from daemon.document.tables import continued
 
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:(?:page|p\.|seite|s\.|página|pág\.|pagina|pag\.|sida|side|blz\.|bladzijde)\s*)?"
@@ -72,4 +73,29 @@ def parse_document(
             t = letters(t)
             parsed.append(Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)))
     _mark_running_heads(parsed)
+    _join_continued(parsed)
     return Document(parsed, language)
+
+
+def _join_continued(pages: list[Page]) -> None:
+    """A table continued by the next block, or by the first block of the next page (running
+    heads and feet skipped), is one table (``tables.continued``): one CSV, its header kept."""
+    prev: tuple[Page, int] | None = None  # the last table seen, if nothing but running heads since
+    for page in pages:
+        k = 0
+        while k < len(page.blocks):
+            b = page.blocks[k]
+            if isinstance(b, Paragraph) and b.role != "body":
+                k += 1
+                continue
+            if isinstance(b, Table) and prev is not None:
+                host, i = prev
+                host_table = host.blocks[i]
+                assert isinstance(host_table, Table)
+                joined = continued(host_table, b)
+                if joined is not None:
+                    host.blocks[i] = joined
+                    del page.blocks[k]
+                    continue
+            prev = (page, k) if isinstance(b, Table) else None
+            k += 1

@@ -382,9 +382,12 @@ class TesseractEngine(Engine):
                 layout, gray, words_on_gray = turned_half(layout2), flipped, layout2
         # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
         page_gray, page_words = gray, words_on_gray
+        rejected: list[str] = []
         tables = optional(
-            Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words), lambda: None, degraded
+            Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words, rejected), lambda: None, degraded
         )
+        # a table whose cells lost words stayed page text: the sidecar says so (issue 32)
+        degraded.extend(Degraded(Stage.TABLES.value, why) for why in rejected)
         if tables is not None:
             text = tables
         secs = time.monotonic() - t0
@@ -444,7 +447,8 @@ class TesseractEngine(Engine):
         when it fails, and the page keeps the read it had."""
         return optional(Stage.LANGUAGE_REREAD, lambda: self._ocr(req, apis, langs, gray), lambda: None, degraded)
 
-    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout) -> str | None:
+    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
+                rejected: list[str] | None = None) -> str | None:
         """The page as Markdown with its tables: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
@@ -467,7 +471,7 @@ class TesseractEngine(Engine):
         if not grids and not regions:
             return None
         try:
-            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words, runs)
+            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words, runs, rejected)
         except Exception:
             apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
             raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text

@@ -42,7 +42,7 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
             continue
         wbox = w.BoundingBox(RIL.WORD)
         if text and wbox is not None:
-            lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
+            lines[-1].words.append(TextBox(text=text, box=tuple(wbox), conf=float(w.Confidence(RIL.WORD))))
     return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True)
 
 
@@ -55,6 +55,6 @@ def turned_half(layout: PageLayout) -> PageLayout:
         return (w - b[2], h - b[3], w - b[0], h - b[1])
 
     lines = [
-        TextLine(flip(ln.box), [TextBox(wd.text, flip(wd.box)) for wd in ln.words], ln.block) for ln in layout.lines
+        TextLine(flip(ln.box), [TextBox(wd.text, flip(wd.box), wd.conf) for wd in ln.words], ln.block) for ln in layout.lines
     ]
     return PageLayout(layout.size, lines, layout.has_words)

@@ -83,6 +83,10 @@ MIN_GRID_CONF = 60.0
 #: "falas" over the grey-ruled test invoice's grid) at 0-42, its words at 80-97.
 MIN_REFERENCE_CONF = 50.0
 
+#: A ruled table whose cells do not hold the page read's words is kept all the same when its
+#: cells' mean confidence is at least this much above the page read's over it (``region_conf``).
+SURER_CELLS = 10.0
+
 #: A rule on a page image is a dark run at least this share of the page's shorter edge long
 #: (at 1540 px, an A4 page is ~1090 px wide: 33 px, shorter than any table column we saw, longer
 #: than the strokes of the largest letters in the test scans, 32 px body text ~ 20 px strokes).
@@ -345,6 +349,17 @@ def _read_cells(api: Any, img: Any, grid: Grid) -> float:
     return sum(confs) / len(confs) if confs else 0.0
 
 
+def region_conf(grid: Grid, layout: PageLayout) -> float:
+    """The page read's mean word confidence over ``grid`` (words whose centre lies in it; 0 when
+    none, 100 when not known)."""
+    x0, y0, x1, y1 = grid.bbox
+    confs = [wd.conf for ln in layout.lines for wd in ln.words
+             if x0 <= (wd.box[0] + wd.box[2]) / 2 <= x1 and y0 <= (wd.box[1] + wd.box[3]) / 2 <= y1]
+    if any(c < 0 for c in confs):
+        return 100.0
+    return sum(confs) / len(confs) if confs else 0.0
+
+
 def region_tokens(grid: Grid, layout: PageLayout, min_conf: float = 0.0) -> list[str]:
     """The page read's words over ``grid`` (a quarter of a word's box or more inside the grid's,
     so that a word the grid's edge cuts counts), as ``tablecheck.tokens``; only those read with
@@ -440,16 +455,26 @@ def read_scanned_page(
             verdict = None if g.filled or words is None else check(
                 [t for c in g.cells for t in tokens(c.text)], region_tokens(g, words, MIN_REFERENCE_CONF),
                 SCAN_REPEATED_SHARE, region_tokens(g, words))
-            log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f, %s",
-                      g.n_rows, g.n_cols, g.bbox, conf, verdict)
+            log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f, %s%s",
+                      g.n_rows, g.n_cols, g.bbox, conf, verdict,
+                      "" if verdict is None or verdict.ok else f", missing {verdict.missing}")
             # text in one row or one column only: a title band drawn as boxes, a frame (issue 26)
             texts = [c for c in g.cells if c.text]
             if not (conf >= MIN_GRID_CONF and len({c.row for c in texts}) >= 2 and len({c.col for c in texts}) >= 2):
                 continue  # no table (lines of a picture, a title band): nothing to report
             if verdict is not None and not verdict.ok:
+                # the page read is no truth either: over a ruled table it can be the worse read
+                # (the table set's scanned Chinese statement: "1639921" for "16,399.21" at 90).
+                # The cells stay the table when they read clearly surer than the page did over
+                # them, and the sidecar says that their words differ from the page read's.
+                page_conf = region_conf(g, words) if words is not None else 100.0
+                surer = conf >= page_conf + SURER_CELLS
                 if rejected is not None:
-                    rejected.append(f"table of {g.n_rows} rows x {g.n_cols} columns rejected: {verdict.reason}")
-                continue
+                    what = (f"kept: its cells read surer than the page ({conf:.0f} against {page_conf:.0f})"
+                            if surer else f"rejected (cells read at {conf:.0f}, the page at {page_conf:.0f})")
+                    rejected.append(f"table of {g.n_rows} rows x {g.n_cols} columns {what}: {verdict.reason}")
+                if not surer:
+                    continue
             kept.append(g)
     finally:
         api.SetPageSegMode(PSM.AUTO)

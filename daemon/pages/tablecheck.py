@@ -56,6 +56,7 @@ class Verdict:
     repeated: int  # region words the cells hold at least twice as often
     ok: bool
     reason: str
+    missing: tuple[str, ...] = ()  # the region's words the cells do not hold (the debug log's)
 
 
 def _close(a: str, b: str) -> bool:
@@ -81,24 +82,24 @@ def check(cells: list[str], region: list[str], repeated_share: float = 0.0, seen
         return Verdict(1.0, 0, 0, True, "")
     missing = page - got
     spare = list((got - page).elements())
-    lost = 0
+    lost: list[str] = []
     for word in missing.elements():
         k = next((i for i, s in enumerate(spare) if _close(word, s)), None)
         if k is None:
-            lost += 1
+            lost.append(word)
         else:
             spare.pop(k)
-    coverage = 1.0 - lost / n
+    coverage = 1.0 - len(lost) / n
     ref = page if seen is None else Counter(filter(_counted, seen))
     repeated = sum(got[w] - ref[w] for w in ref if got[w] >= 2 * ref[w])
-    enough = lost <= MAX_LOST_SMALL or coverage >= MIN_COVERAGE
+    enough = len(lost) <= MAX_LOST_SMALL or coverage >= MIN_COVERAGE
     ok = enough and repeated <= repeated_share * sum(ref.values())
     reason = "" if ok else (
         f"its cells hold {coverage:.2f} of the {n} words a plain read of its region has"
         + (f" and {repeated} of them twice" if repeated else "")
         + f" (at least {MIN_COVERAGE:.2f} wanted, and no more than {repeated_share:.2f} twice): "
-        "the region is written as plain text")
-    return Verdict(round(coverage, 4), n, repeated, ok, reason)
+        "the region is written as plain text" + (f"; not held: {' '.join(lost[:12])}" if lost else ""))
+    return Verdict(round(coverage, 4), n, repeated, ok, reason, tuple(lost))
 
 
 def overlapping(boxes: list[tuple[float, float, float, float]]) -> list[int]:

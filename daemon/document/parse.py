@@ -6,7 +6,9 @@ page headers and footers across pages (the role changes, the text stays where it
 raises on odd input. Ligatures in the engine's text become letters first
 (``daemon.document.lines.letters``: ``diﬀerences`` -> ``differences``, so that a search finds
 it); blocks a text layer gave are used as they are (``daemon.pages.textlayer`` reads the layer
-with ligatures expanded already).
+with ligatures expanded already). Last, a table continued by the next block or at the top of the
+next page is joined to the table it continues (``daemon.document.tables.continued``: one table,
+one CSV, its header kept; issue 32).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ Contract:
   ``rowspan="100000"`` cannot allocate a huge grid. Cell text becomes normalised inline Markdown.
 - ``parse_pipe_table(lines)``: a Markdown pipe table (header row, delimiter row, body rows) ->
   a ``Table``, or None when the lines are not one.
+- ``continued(first, second)``: ``first`` with ``second``'s rows under it when ``second`` is its
+  continuation (same columns, its first row ``first``'s header again or a body row of it), else
+  None; ``daemon.document.parse`` joins a table continued by the next block or the next page.
 - ``DELIM_ROW`` matches a pipe table's delimiter row (the block parser uses it to spot tables).
 
 Never raises on odd input.

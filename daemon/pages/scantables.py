@@ -29,7 +29,9 @@ Contract:
   grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
   is one with text in one row or one column only: a title band; and, with ``words``, one whose
   cells do not keep the words the engine's page read has over it (``region_tokens`` through
-  ``daemon.pages.tablecheck.check``: it stays page text and the reason goes to ``rejected``),
+  ``daemon.pages.tablecheck.check``: it stays page text and the reason goes to ``rejected``,
+  unless its cells read ``SURER_CELLS`` surer than the page read over it, ``region_conf``: then
+  it stays a table and ``rejected`` says so),
   the text outside the tables
   in bands between them; inline
   Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown

@@ -19,7 +19,9 @@ Contract:
   ``rules_table``: rows between the rules, the header above the first rule) and ones without
   any rule from the words of the layer's horizontal lines (``unruled.unruled_grids``, the
   function the Tesseract engine uses on scans); no table search on a page of more than
-  ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
+  ``MAX_RULES`` strokes (a drawing). Then ``keep_words``: a table found twice over one region is
+  kept once, and one whose cells would not hold the words of the lines it takes
+  (``daemon.pages.tablecheck``) stays text, recorded in ``degraded`` (``text_layer_tables``). One ``get_text("dict")`` pass serves
   both the verdict and the extraction.
 
 The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md

@@ -6,8 +6,8 @@ page headers and footers across pages (the role changes, the text stays where it
 raises on odd input. Ligatures in the engine's text become letters first
 (``daemon.document.lines.letters``: ``diﬀerences`` -> ``differences``, so that a search finds
 it); blocks a text layer gave are used as they are (``daemon.pages.textlayer`` reads the layer
-with ligatures expanded already). Last, a table continued by the next block or at the top of the
-next page is joined to the table it continues (``daemon.document.tables.continued``: one table,
+with ligatures expanded already). Last, a table continued at the top of the next page (or by the
+next block, its header repeated) is joined to the table it continues (``daemon.document.tables.continued``: one table,
 one CSV, its header kept; issue 32).
 """
 
@@ -80,8 +80,9 @@ def parse_document(
 
 
 def _join_continued(pages: list[Page]) -> None:
-    """A table continued by the next block, or by the first block of the next page (running
-    heads and feet skipped), is one table (``tables.continued``): one CSV, its header kept."""
+    """A table continued by the first block of the next page (running heads and feet skipped),
+    or by the next block with its header again, is one table (``tables.continued``): one CSV,
+    its header kept."""
     prev: tuple[Page, int] | None = None  # the last table seen, if nothing but running heads since
     for page in pages:
         k = 0
@@ -94,7 +95,7 @@ def _join_continued(pages: list[Page]) -> None:
                 host, i = prev
                 host_table = host.blocks[i]
                 assert isinstance(host_table, Table)
-                joined = continued(host_table, b)
+                joined = continued(host_table, b, header_again=host is page)
                 if joined is not None:
                     host.blocks[i] = joined
                     del page.blocks[k]

@@ -328,13 +328,15 @@ def parse_pipe_table(lines: Sequence[str]) -> Table | None:
     return _place(rows, [True] + [False] * len(body))
 
 
-def continued(first: Table, second: Table) -> Table | None:
+def continued(first: Table, second: Table, header_again: bool = False) -> Table | None:
     """``first`` with the rows of ``second`` under it when ``second`` is its continuation (issue
     32: a timesheet's table split where a rule broke, or where the page ended): the same number
     of columns, no spans, and ``second``'s first row either ``first``'s header again (dropped: a
     header repeated on the next page) or a body row of ``first`` (empty or a number in every
     column of numbers of ``first``'s body, one such column at least: a table beside another, with
-    a header of its own, is not one); None when it is not."""
+    a header of its own, is not one); None when it is not. ``header_again``: only the first kind
+    (tables on one page: the model does not know where they lie, and two blocks of one list set
+    side by side, the table set's population ranking, are two tables)."""
     from daemon.pages.tablerows import numeric
 
     if first.n_cols != second.n_cols or first.has_spans or second.has_spans or first.n_rows < 2 or second.n_rows < 1:
@@ -343,6 +345,8 @@ def continued(first: Table, second: Table) -> Table | None:
     rows_b = b
     if b[0] == a[0]:
         rows_b = b[1:]
+    elif header_again:
+        return None
     else:
         # columns of numbers: every filled body cell a number (two thirds of them when 3 or more)
         nums = [k for k in range(first.n_cols) for col in [[r[k] for r in a[1:] if r[k]]]

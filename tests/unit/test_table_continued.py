@@ -30,9 +30,14 @@ def test_a_table_continued_on_the_next_page_with_its_header_again_is_one_table()
     assert got[0][2].expanded() == [HEAD, *DAYS] and got[0][2].header_rows == 1
 
 
-def test_a_table_split_under_a_broken_rule_is_one_table() -> None:
-    # the scan's second piece: its first body row marked as a header by the HTML
+def test_a_table_split_on_one_page_is_joined_only_with_its_header_again() -> None:
+    got = _tables([f"{_html([HEAD, *DAYS[:2]])}\n\n{_html([HEAD, *DAYS[2:]])}"])
+    assert len(got) == 1 and got[0][2].expanded() == [HEAD, *DAYS]
+    # without: two blocks of one list set side by side look the same in the model (two tables)
     got = _tables([f"{_html([HEAD, *DAYS[:2]])}\n\n{_html(DAYS[2:])}"])
+    assert len(got) == 2
+    # on the next page, a headerless piece of body rows continues it
+    got = _tables([_html([HEAD, *DAYS[:2]]), _html(DAYS[2:])])
     assert len(got) == 1 and got[0][2].expanded() == [HEAD, *DAYS]
 
 

@@ -107,6 +107,7 @@ class TextBox:
 
     text: str
     box: tuple[int, int, int, int]
+    conf: float = -1.0  # the engine's confidence in the word, 0-100 (-1: not known)
 
 
 @dataclass

@@ -209,5 +209,99 @@ def scan_of(pdf: Path, path: Path, *, dpi: int = 200, skew: float = 0.4, noise: 
     img = Image.fromarray(a.astype(np.uint8)).rotate(skew, resample=Image.Resampling.BICUBIC, fillcolor=236)
     a = np.asarray(img.filter(ImageFilter.GaussianBlur(0.6)), dtype=np.float32)
     a += rng.normal(0, noise, a.shape)
-    Image.fromarray(a.clip(0, 255).astype(np.uint8)).save(path)
+    # a JPEG like a scanner's: its resolution recorded, lossy compression
+    jpeg = {"dpi": (dpi, dpi), "quality": 85} if path.suffix.lower() in (".jpg", ".jpeg") else {}
+    Image.fromarray(a.clip(0, 255).astype(np.uint8)).save(path, **jpeg)
+    return path
+
+
+WEEKDAYS = ["Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"]
+TIMESHEET_HEAD = ["Datum", "Wochentag", "Beginn", "Ende", "Pause", "Stunden", "Bemerkung"]
+
+
+def timesheet_rows() -> list[list[str]]:
+    """A German monthly timesheet's cells, header first: March 2026 (1 March is a Sunday), 31
+    day rows; weekends "Ruhetag" with no times, a holiday-free month with a few remarks."""
+    import datetime as dt
+
+    rows = [TIMESHEET_HEAD]
+    remarks = {4: "Homeoffice", 12: "Dienstreise Köln", 19: "Schulung", 26: "Homeoffice"}
+    for day in range(1, 32):
+        d = dt.date(2026, 3, day)
+        wd = WEEKDAYS[d.weekday()]
+        if d.weekday() >= 5:
+            rows.append([d.strftime("%d.%m.%Y"), wd, "", "", "", "", "Ruhetag"])
+            continue
+        start = ["07:30", "08:00", "08:15", "09:00"][day % 4]
+        end = ["16:00", "16:45", "17:00", "17:30"][day % 4]
+        h0, m0 = map(int, start.split(":"))
+        h1, m1 = map(int, end.split(":"))
+        hours = (h1 * 60 + m1 - h0 * 60 - m0 - 30) / 60
+        rows.append([d.strftime("%d.%m.%Y"), wd, start, end, "0:30", f"{hours:.2f}".replace(".", ","),
+                     remarks.get(day, "")])
+    return rows
+
+
+def timesheet_pdf(path: Path, style: str = "grid") -> Path:
+    """A German employee's ruled monthly timesheet (the form of issue 32): title, employer and
+    employee lines, a header and 31 day rows, the month's total and two signature lines.
+    ``style``: "grid" (one rule per row and column edge), "cells" (every cell a rectangle of its
+    own, weekends shaded: a spreadsheet's export), "hrules" (a rule under every row, no vertical
+    rule)."""
+    doc, page = _page()
+    _text(page, 40, 50, "Stundenzettel März 2026", 16, True)
+    for k, line in enumerate(["Arbeitgeber: Bäckerei Hofmann GmbH, Lindenallee 7, 80331 München",
+                              "Arbeitnehmer: Anna Schmidt", "Personalnummer: 4711    Abteilung: Backstube"]):
+        _text(page, 40, 80 + 14 * k, line, 10)
+    rows = timesheet_rows()
+    xs, top, h = [40, 112, 190, 245, 300, 350, 405, 555], 130.0, 17.0
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            if cell:
+                _text(page, xs[c] + 4, top + h * r + 12, cell, 9, r == 0)
+    if style == "cells":
+        for r, row in enumerate(rows):
+            fill = (0.85, 0.85, 0.85) if r == 0 or row[-1] == "Ruhetag" else None
+            for c in range(len(row)):
+                page.draw_rect(pymupdf.Rect(xs[c], top + h * r, xs[c + 1], top + h * (r + 1)), color=(0, 0, 0),
+                               fill=fill, width=0.5, overlay=False)
+    else:
+        for r in range(len(rows) + 1):
+            page.draw_line((xs[0], top + h * r), (xs[-1], top + h * r), width=0.6)
+        for x in xs if style == "grid" else ():
+            page.draw_line((x, top), (x, top + h * len(rows)), width=0.6)
+    total = sum(float(r[5].replace(",", ".")) for r in rows[1:] if r[5])
+    y = top + h * len(rows) + 22
+    _text(page, 40, y, f"Summe der Arbeitsstunden: {total:.2f}".replace(".", ","), 10, True)
+    for x, label in ((40, "Datum, Unterschrift Arbeitnehmer"), (320, "Datum, Unterschrift Arbeitgeber")):
+        page.draw_line((x, y + 50), (x + 230, y + 50), width=0.6)
+        _text(page, x, y + 62, label, 8)
+    path.write_bytes(doc.tobytes())
+    return path
+
+
+TOC = [("第一章 总则", "General provisions", 1), ("第二章 合同的订立", "Conclusion of contracts", 7),
+       ("第三章 合同的效力", "Validity of contracts", 15), ("第四章 合同的履行", "Performance of contracts", 22),
+       ("第五章 合同的变更和转让", "Modification and assignment", 31), ("第六章 合同的权利义务终止", "Termination", 38),
+       ("第七章 违约责任", "Liability for breach", 46), ("第八章 其他规定", "Miscellaneous provisions", 53),
+       ("第九章 买卖合同", "Sales contracts", 60), ("第十章 供用电、水、气、热力合同", "Supply contracts", 74),
+       ("第十一章 赠与合同", "Gift contracts", 79), ("第十二章 借款合同", "Loan contracts", 83),
+       ("第十三章 租赁合同", "Lease contracts", 90), ("第十四章 融资租赁合同", "Financial leasing", 101),
+       ("第十五章 承揽合同", "Work contracts", 108), ("第十六章 建设工程合同", "Construction contracts", 115)]
+
+
+def toc_pdf(path: Path) -> Path:
+    """A two-column table of contents (issue 32: exported as a table): Chinese chapter titles
+    with their English names under them and page numbers, set in two columns side by side."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((40, 60), "目录 Contents", fontname="china-s", fontsize=18)
+    half = (len(TOC) + 1) // 2
+    for k, (zh, en, pg) in enumerate(TOC):
+        x, y = (40, 110 + 44 * k) if k < half else (315, 110 + 44 * (k - half))
+        page.insert_text((x, y), zh, fontname="china-s", fontsize=11)
+        page.insert_text((x, y + 15), en, fontname="helv", fontsize=9)
+        num = str(pg)
+        page.insert_text((x + 240 - pymupdf.get_text_length(num, "helv", 11), y), num, fontname="helv", fontsize=11)
+    path.write_bytes(doc.tobytes())
     return path

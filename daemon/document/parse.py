@@ -7,7 +7,9 @@ raises on odd input. Ligatures in the engine's text become letters first
 (``daemon.document.lines.letters``: ``diﬀerences`` -> ``differences``, so that a search finds
 it) and the text is put in Unicode NFC (a letter and a combining accent the engine gave apart
 are one character); blocks a text layer gave are used as they are (``daemon.pages.textlayer``
-reads the layer with ligatures expanded and accents combined already).
+reads the layer with ligatures expanded and accents combined already). Last, a table continued at
+the top of the next page (or by the next block, its header repeated) is joined to the table it
+continues (``daemon.document.tables.continued``: one table, one CSV, its header kept; issue 32).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from collections.abc import Sequence
 from daemon.document.inline import plain_text
 from daemon.document.lines import letters
 from daemon.document.markdown import parse_markdown_page, parse_plain_page
-from daemon.document.model import Block, Document, Page, Paragraph
+from daemon.document.model import Block, Document, Page, Paragraph, Table
+from daemon.document.tables import continued
 
 _PAGE_NUMBER = re.compile(
     r"^[-–—\s]*(?:(?:page|p\.|seite|s\.|página|pág\.|pagina|pag\.|sida|side|blz\.|bladzijde)\s*)?"
@@ -74,4 +77,30 @@ def parse_document(
             t = unicodedata.normalize("NFC", letters(t))  # "o" + U+0300 -> "ò" (see the docstring)
             parsed.append(Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)))
     _mark_running_heads(parsed)
+    _join_continued(parsed)
     return Document(parsed, language)
+
+
+def _join_continued(pages: list[Page]) -> None:
+    """A table continued by the first block of the next page (running heads and feet skipped),
+    or by the next block with its header again, is one table (``tables.continued``): one CSV,
+    its header kept."""
+    prev: tuple[Page, int] | None = None  # the last table seen, if nothing but running heads since
+    for page in pages:
+        k = 0
+        while k < len(page.blocks):
+            b = page.blocks[k]
+            if isinstance(b, Paragraph) and b.role != "body":
+                k += 1
+                continue
+            if isinstance(b, Table) and prev is not None:
+                host, i = prev
+                host_table = host.blocks[i]
+                assert isinstance(host_table, Table)
+                joined = continued(host_table, b, header_again=host is page)
+                if joined is not None:
+                    host.blocks[i] = joined
+                    del page.blocks[k]
+                    continue
+            prev = (page, k) if isinstance(b, Table) else None
+            k += 1

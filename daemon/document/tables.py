@@ -7,6 +7,9 @@ Contract:
   ``rowspan="100000"`` cannot allocate a huge grid. Cell text becomes normalised inline Markdown.
 - ``parse_pipe_table(lines)``: a Markdown pipe table (header row, delimiter row, body rows) ->
   a ``Table``, or None when the lines are not one.
+- ``continued(first, second)``: ``first`` with ``second``'s rows under it when ``second`` is its
+  continuation (same columns, its first row ``first``'s header again or a body row of it), else
+  None; ``daemon.document.parse`` joins a table continued by the next block or the next page.
 - ``DELIM_ROW`` matches a pipe table's delimiter row (the block parser uses it to spot tables).
 
 Never raises on odd input.
@@ -323,3 +326,35 @@ def parse_pipe_table(lines: Sequence[str]) -> Table | None:
     n = max(len(r) for r in rows)
     rows = [r + [("", 1, 1, i == 0)] * (n - len(r)) for i, r in enumerate(rows)]
     return _place(rows, [True] + [False] * len(body))
+
+
+def continued(first: Table, second: Table, header_again: bool = False) -> Table | None:
+    """``first`` with the rows of ``second`` under it when ``second`` is its continuation (issue
+    32: a timesheet's table split where a rule broke, or where the page ended): the same number
+    of columns, no spans, and ``second``'s first row either ``first``'s header again (dropped: a
+    header repeated on the next page) or a body row of ``first`` (empty or a number in every
+    column of numbers of ``first``'s body, one such column at least: a table beside another, with
+    a header of its own, is not one); None when it is not. ``header_again``: only the first kind
+    (tables on one page: the model does not know where they lie, and two blocks of one list set
+    side by side, the table set's population ranking, are two tables)."""
+    from daemon.pages.tablerows import numeric
+
+    if first.n_cols != second.n_cols or first.has_spans or second.has_spans or first.n_rows < 2 or second.n_rows < 1:
+        return None
+    a, b = first.expanded(), second.expanded()
+    rows_b = b
+    if b[0] == a[0]:
+        rows_b = b[1:]
+    elif header_again:
+        return None
+    else:
+        # columns of numbers: every filled body cell a number (two thirds of them when 3 or more)
+        nums = [k for k in range(first.n_cols) for col in [[r[k] for r in a[1:] if r[k]]]
+                if col and sum(1 for c in col if numeric(c)) * 3 >= 2 * len(col) and (len(col) >= 3 or all(map(numeric, col)))]
+        if not nums or not all(not b[0][k] or numeric(b[0][k]) for k in nums) or not any(b[0][k] for k in nums):
+            return None
+    header = max(first.header_rows, 1 if any(c.header for c in first.cells) else 0)
+    cells = list(first.cells)
+    for r, row in enumerate(second.grid()[len(b) - len(rows_b):]):
+        cells += [Cell(c.text, first.n_rows + r, k) for k, c in enumerate(row)]
+    return Table(first.n_rows + len(rows_b), first.n_cols, cells, header_rows=header, caption=first.caption)

@@ -443,11 +443,14 @@ class TesseractEngine(Engine):
             layout = words_on_gray  # on the turned page, like the read's (see above)
         # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
         page_gray, page_words = gray, words_on_gray
+        rejected: list[str] = []
         # (not on a page written in columns: the table search reads rows of horizontal words,
         # and a vertical letter's columns came out as a 7-column table of single characters)
         tables = None if plan.vertical else optional(
-            Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words), lambda: None, degraded
+            Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words, rejected), lambda: None, degraded
         )
+        # a table whose cells lost words stayed page text: the sidecar says so (issue 32)
+        degraded.extend(Degraded(Stage.TABLES.value, why) for why in rejected)
         if tables is not None:
             text = tables
         secs = time.monotonic() - t0
@@ -567,7 +570,8 @@ class TesseractEngine(Engine):
             raise
         return (merged, recovered) if recovered else None
 
-    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout) -> str | None:
+    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
+                rejected: list[str] | None = None) -> str | None:
         """The page as Markdown with its tables: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
@@ -590,7 +594,7 @@ class TesseractEngine(Engine):
         if not grids and not regions:
             return None
         try:
-            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words, runs)
+            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words, runs, rejected)
         except Exception:
             apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
             raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text

@@ -46,8 +46,9 @@ def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
             continue
         wbox = w.BoundingBox(RIL.WORD)
         if text and wbox is not None:
-            lines[-1].words.append(TextBox(text=text, box=tuple(wbox)))
-            weighted += len(text) * max(0.0, float(w.Confidence(RIL.WORD)))
+            conf = float(w.Confidence(RIL.WORD))
+            lines[-1].words.append(TextBox(text=text, box=tuple(wbox), conf=conf))
+            weighted += len(text) * max(0.0, conf)
             chars += len(text)
     return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True,
                       confidence=weighted / chars if chars else None)

@@ -95,6 +95,25 @@ def _thin(ink: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return h, v
 
 
+def _along_shade(light: np.ndarray, dark: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the dark pixels of a rule along a shaded area: thin at the dark level (no dark
+    ink ``MAX_RULE_THICKNESS`` px away on either side across it) with light ink (a shade) on
+    one side at least (between two shaded rows: on both); ``_thin`` leaves them out, since the shade is ink at the light level. Only
+    these: every dark thin pixel would add the strokes of letters (the Debian package list's
+    grid was lost)."""
+    t = MAX_RULE_THICKNESS
+    h = np.zeros_like(dark)
+    v = np.zeros_like(dark)
+    if min(dark.shape) <= 2 * t:
+        return h, v
+    c = dark[t:-t, t:-t]
+    up, down, left, right = dark[:-2 * t, t:-t], dark[2 * t:, t:-t], dark[t:-t, :-2 * t], dark[t:-t, 2 * t:]
+    lup, ldown, lleft, lright = light[:-2 * t, t:-t], light[2 * t:, t:-t], light[t:-t, :-2 * t], light[t:-t, 2 * t:]
+    h[t:-t, t:-t] = c & ~up & ~down & (lup | ldown)
+    v[t:-t, t:-t] = c & ~left & ~right & (lleft | lright)
+    return h, v
+
+
 def _rule_runs(a: np.ndarray) -> Runs:
     """The runs (line, start, end) of ``light_segments`` before they are chained: horizontal
     ones by row, vertical ones by column, in the image's pixels. A page larger than
@@ -124,6 +143,12 @@ def _runs_at(a: np.ndarray) -> Runs:
         return [], []
     ink = a < max(INK, light_rule_level(a))
     hmask, vmask = _thin(ink)
+    # a dark rule along a shaded row (a timesheet's weekends, a header band) has no paper on
+    # the shaded side at the light level; at the ink level the shade is paper and the rule thin
+    # (issue 32: the rules around shaded rows were lost and their rows merged with the next)
+    dark_h, dark_v = _along_shade(ink, a < INK)
+    hmask |= dark_h
+    vmask |= dark_v
     min_len = max(20, int(MIN_RULE_SHARE * min(a.shape)))
     min_len = max(min_len, int(MIN_RULE_STROKES * stroke_width(ink, min_len)))
     # vertical rules as horizontal ones of the transposed page; 1 px gaps closed along each rule

@@ -28,8 +28,11 @@ Contract:
   when its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
   grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
   is one with text in one row or one column only: a title band; and, with ``words``, one whose
-  cells lost over ``MAX_WORDS_LOST`` of the words the engine's page read has over it:
-  ``words_lost``), the text outside the tables
+  cells do not keep the words the engine's page read has over it (``region_tokens`` through
+  ``daemon.pages.tablecheck.check``: it stays page text and the reason goes to ``rejected``,
+  unless its cells read ``SURER_CELLS`` surer than the page read over it, ``region_conf``: then
+  it stays a table and ``rejected`` says so),
+  the text outside the tables
   in bands between them; inline
   Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
   parser reads them), or None when no table was found after all. With ``words`` (the engine's
@@ -46,13 +49,13 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from daemon.models import PageLayout
+from daemon.pages.tablecheck import SCAN_REPEATED_SHARE, check, tokens
 from daemon.pages.tables import (
     SPECK,
     Grid,
@@ -77,12 +80,17 @@ log = logging.getLogger(__name__)
 #: a map or a screenshot 30-39 (c03-29, Vicksburg, a Swedish screenshot), real tables 92-100.
 MIN_GRID_CONF = 60.0
 
-#: ... and when its cells lost at most this share of the words the page read has over it
-#: (``words_lost``): a table must not cost the page its text. Measured on the 23 ruled grids of
-#: the table set's scans (bench/tables, both splits): 0.00-0.13 for the tables, 0.43 for a
-#: balance sheet's grid whose cells read as junk (cell F1 0); a grid with a cell across four rows
-#: on the scanned French Debian reference 0.15 (its rules are found whole now: scanrules).
-MAX_WORDS_LOST = 0.5
+#: The page read's words over a ruled grid that the check of its cells wants held
+#: (``region_tokens``; repeats are counted against all of them) are read at least this sure: its rules read as letters ("acne", "Senet",
+#: "falas" over the grey-ruled test invoice's grid) at 0-42, its words at 80-97.
+MIN_REFERENCE_CONF = 50.0
+
+#: A ruled table whose cells do not hold the page read's words is kept all the same when its
+#: cells' mean confidence is at least this much above the page read's over it (``region_conf``).
+#: Measured (tune split of bench/tables): at 10, the scanned Chinese statement (cells 64, page
+#: 60; cell F1 0.69) was lost; the timesheets whose skew cut their cells' words read 80-81
+#: against the page's 92-94.
+SURER_CELLS = 0.0
 
 #: A rule on a page image is a dark run at least this share of the page's shorter edge long
 #: (at 1540 px, an A4 page is ~1090 px wide: 33 px, shorter than any table column we saw, longer
@@ -346,29 +354,29 @@ def _read_cells(api: Any, img: Any, grid: Grid) -> float:
     return sum(confs) / len(confs) if confs else 0.0
 
 
-def _tokens(text: str) -> list[str]:
-    """The words of ``text`` for ``words_lost``: letters and digits only, case folded, each CJK
-    character a word of its own (Tesseract puts spaces between CJK characters in one read and
-    not in another)."""
-    return _TOKEN.findall(text.casefold())
+def region_conf(grid: Grid, layout: PageLayout) -> float:
+    """The page read's mean word confidence over ``grid`` (words whose centre lies in it; 0 when
+    none, 100 when not known)."""
+    x0, y0, x1, y1 = grid.bbox
+    confs = [wd.conf for ln in layout.lines for wd in ln.words
+             if x0 <= (wd.box[0] + wd.box[2]) / 2 <= x1 and y0 <= (wd.box[1] + wd.box[3]) / 2 <= y1]
+    if any(c < 0 for c in confs):
+        return 100.0
+    return sum(confs) / len(confs) if confs else 0.0
 
 
-def words_lost(grid: Grid, layout: PageLayout) -> float:
-    """How much of the page read's text over ``grid`` its cells lost: the page read's words (a
-    quarter of a word's box or more inside the grid's, so that a word the grid's edge cuts
-    counts) that no cell holds (``_tokens``, as multisets), over the larger of the two word
-    counts; 0 when both are empty. The larger count, because the page read is no truth inside a
-    ruled table (Tesseract's page layout skipped most of a grey-ruled price list that its cells
-    read whole: 20 words against 55, 8 of them specks the cells rightly did not have)."""
+def region_tokens(grid: Grid, layout: PageLayout, min_conf: float = 0.0) -> list[str]:
+    """The page read's words over ``grid`` (a quarter of a word's box or more inside the grid's,
+    so that a word the grid's edge cuts counts), as ``tablecheck.tokens``; only those read with
+    a confidence of ``min_conf`` or more (or of unknown confidence)."""
     x0, y0, x1, y1 = grid.bbox
 
     def inside(b: tuple[int, int, int, int]) -> bool:
         over = (max(b[0], x0), max(b[1], y0), min(b[2], x1), min(b[3], y1))
         return _area(over) >= 0.25 * max(1.0, _area(b))
 
-    page = Counter(t for ln in layout.lines for wd in ln.words if inside(wd.box) for t in _tokens(wd.text))
-    cells = Counter(t for c in grid.cells for t in _tokens(c.text))
-    return sum((page - cells).values()) / max(1, sum(page.values()), sum(cells.values()))
+    return [t for ln in layout.lines for wd in ln.words
+            if inside(wd.box) and (wd.conf < 0 or wd.conf >= min_conf) for t in tokens(wd.text)]
 
 
 def grid_html(grid: Grid, header_rows: int = 1) -> str:
@@ -408,14 +416,16 @@ _TOKEN = re.compile(rf"{_CJK}|(?:(?!{_CJK})[^\W_])+")
 
 def read_scanned_page(
     api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None, words: PageLayout | None = None,
-    runs: Runs | None = None,
+    runs: Runs | None = None, rejected: list[str] | None = None,
 ) -> str | None:
     """Read a page image that has ruled tables (``grids``) or regions between horizontal rules
     (``regions``): a region becomes a table when its words line up in columns (``text_grid``);
     then bands of text between the tables (tables whited out) with the API's page segmentation,
     or from ``words`` (see the contract), and every ruled table cell by cell. Returns inline
     Markdown paragraphs and HTML tables in page order, or None when no table was found after all.
-    ``runs``: the page's ``scanrules.rule_runs``, if known. The API's image and mode are reset."""
+    ``runs``: the page's ``scanrules.rule_runs``, if known. A ruled table whose cells do not keep
+    the words (``tablecheck.check``) stays page text, and why is appended to ``rejected``. The
+    API's image and mode are reset."""
     from PIL import Image, ImageDraw
     from tesserocr import PSM
 
@@ -444,14 +454,33 @@ def read_scanned_page(
             conf = 100.0 if g.filled else _read_cells(api, img, g)
             # the page read's words the cells kept (a grid whose cells cut its words or lost its
             # rows is no better than the page text: issue 26, the Debian package list)
-            lost = 0.0 if g.filled or words is None else words_lost(g, words)
-            log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f, words lost %.2f",
-                      g.n_rows, g.n_cols, g.bbox, conf, lost)
+            # the page read's words the cells kept (a grid whose cells cut its words or lost its
+            # rows is no better than the page text: issue 26, the Debian package list; issue 32,
+            # a timesheet whose rows after the fourth read as junk): ``tablecheck.check``
+            verdict = None if g.filled or words is None else check(
+                [t for c in g.cells for t in tokens(c.text)], region_tokens(g, words, MIN_REFERENCE_CONF),
+                SCAN_REPEATED_SHARE, region_tokens(g, words))
+            log.debug("ruled grid %dx%d at %s: mean cell confidence %.0f, %s%s",
+                      g.n_rows, g.n_cols, g.bbox, conf, verdict,
+                      "" if verdict is None or verdict.ok else f", missing {verdict.missing}")
             # text in one row or one column only: a title band drawn as boxes, a frame (issue 26)
             texts = [c for c in g.cells if c.text]
-            if (conf >= MIN_GRID_CONF and lost <= MAX_WORDS_LOST and len({c.row for c in texts}) >= 2
-                    and len({c.col for c in texts}) >= 2):
-                kept.append(g)
+            if not (conf >= MIN_GRID_CONF and len({c.row for c in texts}) >= 2 and len({c.col for c in texts}) >= 2):
+                continue  # no table (lines of a picture, a title band): nothing to report
+            if verdict is not None and not verdict.ok:
+                # the page read is no truth either: over a ruled table it can be the worse read
+                # (the table set's scanned Chinese statement: "1639921" for "16,399.21" at 90).
+                # The cells stay the table when they read clearly surer than the page did over
+                # them, and the sidecar says that their words differ from the page read's.
+                page_conf = region_conf(g, words) if words is not None else 100.0
+                surer = conf >= page_conf + SURER_CELLS
+                if rejected is not None:
+                    what = (f"kept: its cells read surer than the page ({conf:.0f} against {page_conf:.0f})"
+                            if surer else f"rejected (cells read at {conf:.0f}, the page at {page_conf:.0f})")
+                    rejected.append(f"table of {g.n_rows} rows x {g.n_cols} columns {what}: {verdict.reason}")
+                if not surer:
+                    continue
+            kept.append(g)
     finally:
         api.SetPageSegMode(PSM.AUTO)
         api.Clear()

@@ -19,12 +19,14 @@ Contract:
   ``rules_table``: rows between the rules, the header above the first rule) and ones without
   any rule from the words of the layer's horizontal lines (``unruled.unruled_grids``, the
   function the Tesseract engine uses on scans); no table search on a page of more than
-  ``MAX_RULES`` strokes (a drawing). One ``get_text("dict")`` pass serves
-  both the verdict and the extraction (a page with a spacing accent next to a letter, "pu`o",
-  is read again as ``rawdict``: an accent glyph over a letter's box is combined with it, "può").
-  Span text is Unicode NFC; a short span set smaller and raised above its line's baseline is
-  ``Span.sup`` (a footnote mark: the layout writes it ``<sup>2</sup>``, so it is never glued to
-  the next word as "2Vielmehr").
+  ``MAX_RULES`` strokes (a drawing). Then ``keep_words``: a table found twice over one region is
+  kept once, and one whose cells would not hold the words of the lines it takes
+  (``daemon.pages.tablecheck``) stays text, recorded in ``degraded`` (``text_layer_tables``).
+  One ``get_text("dict")`` pass serves both the verdict and the extraction (a page with a spacing
+  accent next to a letter, "pu`o", is read again as ``rawdict``: an accent glyph over a letter's
+  box is combined with it, "può"). Span text is Unicode NFC; a short span set smaller and raised
+  above its line's baseline is ``Span.sup`` (a footnote mark: the layout writes it
+  ``<sup>2</sup>``, so it is never glued to the next word as "2Vielmehr").
 
 The rules (``judge``); numbers measured on the documents named in bench/RESULTS.md
 ("Text layer"):
@@ -63,6 +65,7 @@ import pymupdf
 from daemon.models import PageText, RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import render
+from daemon.pages.tablecheck import check, overlapping, tokens
 from daemon.pages.tables import (
     Grid,
     Seg,
@@ -391,8 +394,47 @@ def read_layer(
             layer.blocks.append(TextBlock(lines, tuple(b["bbox"])))
     # tables only add to the text: a table search that fails leaves the page's text without them
     sink = degraded if degraded is not None else []
-    layer.tables = optional(Stage.TEXT_LAYER_TABLES, lambda: _find_tables(page, layer), list, sink)
+    rejected: list[str] = []
+    found: list[Grid] = optional(Stage.TEXT_LAYER_TABLES, lambda: _find_tables(page, layer), list, sink)
+    layer.tables = optional(Stage.TEXT_LAYER_TABLES, lambda: keep_words(layer, found, rejected), list, sink)
+    # a table that would have lost or repeated words stays text: the sidecar says so (issue 32)
+    sink.extend(Degraded(Stage.TEXT_LAYER_TABLES.value, why) for why in rejected)
     return layer
+
+
+def keep_words(layer: PageLayer, tables: list[Grid], rejected: list[str]) -> list[Grid]:
+    """The tables that keep the words (issue 32): one found again over another (a tail of it, a
+    region of it) is dropped, the larger kept (``tablecheck.overlapping``: the born-digital
+    timesheet came out as 15 tables, each the rows under the one before, and its rows were
+    written up to 15 times); then a table whose cells do not hold the words of the lines it
+    takes from the page (``daemon.document.layout`` takes every line whose centre lies in its
+    box) is left out, its lines stay text, and why goes to ``rejected``."""
+    by_area = sorted(tables, key=lambda g: -(g.bbox[2] - g.bbox[0]) * (g.bbox[3] - g.bbox[1]))
+    dropped = set(overlapping([g.bbox for g in by_area]))
+    kept = []
+    for k, g in enumerate(by_area):
+        if k in dropped:
+            continue
+        taken = [ln for b in layer.blocks for ln in b.lines if _centre_in_box(ln.bbox, g.bbox)]
+        region = [t for ln in taken for s in ln.spans for t in tokens(s.text)]
+        if g.filled:
+            cells = [t for c in g.cells for t in tokens(c.text)]
+        else:  # the spans whose centre lies in a cell (what the layout writes in it)
+            cells = [t for ln in taken for s in ln.spans
+                     if any(_centre_in_box(s.bbox, c.bbox) for c in g.cells) for t in tokens(s.text)]
+        verdict = check(cells, region)
+        if verdict.ok:
+            kept.append(g)
+        else:
+            rejected.append(f"table of {g.n_rows} rows x {g.n_cols} columns on page {layer.index + 1} rejected: "
+                            f"{verdict.reason}")
+    kept.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+    return kept
+
+
+def _centre_in_box(b: tuple[float, float, float, float], box: tuple[float, float, float, float]) -> bool:
+    x, y = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def _find_tables(page: pymupdf.Page, layer: PageLayer) -> list[Grid]:

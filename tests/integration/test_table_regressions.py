@@ -97,3 +97,20 @@ def test_skewed_banded_statement_keeps_wrapped_cells_in_their_rows(engine: Tesse
     assert len(tables) == 1
     # (the header, white on a dark band, is Tesseract's to read; the body is the table's)
     assert tables[0][-len(tablegen.BANDED) + 1:] == tablegen.BANDED[1:], tables[0]
+
+
+def test_rules_along_shaded_rows_are_found(tmp_path: Path) -> None:
+    """A timesheet's weekend rows shaded grey, scanned at 200 dpi: the dark rules along the shade
+    are rules (at the light rules' level the shade is ink, so they were not thin, and the grid
+    had 18 rows for 32: weekends merged into their neighbours, issue 32). The engine's ink
+    curve applied, as the engine sees the page."""
+    from PIL import Image
+
+    from daemon.engines.tesseract import INK_LUT
+    from daemon.pages.scanrules import light_segments, rule_runs
+    from daemon.pages.scantables import find_image_grids, image_segments
+
+    pdf = tablegen.timesheet_pdf(tmp_path / "form.pdf", "cells")
+    gray = Image.open(tablegen.scan_of(pdf, tmp_path / "form.jpg", dpi=200, skew=0.4, noise=8)).convert("L").point(INK_LUT)
+    (grid,) = find_image_grids(gray, image_segments(gray), light_segments(gray, rule_runs(gray)))
+    assert (grid.n_rows, grid.n_cols) == (32, 7)

@@ -50,11 +50,18 @@ def test_two_tables_apart() -> None:
     assert [(g.n_rows, g.n_cols, g.ys[0]) for g in grids] == [(2, 2, 0), (2, 2, 300)]
 
 
-def test_words_lost_by_a_grid_against_the_page_read() -> None:
-    """A grid's cells against the page read's words over it: cut words and lost rows count, a
-    word the grid's edge cuts counts, CJK characters count one by one, words outside do not."""
+def test_a_grids_cells_against_the_page_read() -> None:
+    """A grid's cells against the page read's words over it (``region_tokens`` +
+    ``tablecheck.check``): cut words and lost rows count, a word the grid's edge cuts counts,
+    CJK characters count one by one, words outside do not."""
     from daemon.models import PageLayout, TextBox, TextLine
-    from daemon.pages.scantables import words_lost
+    from daemon.pages.scantables import region_tokens
+    from daemon.pages.tablecheck import check, tokens
+    from daemon.pages.tables import Grid as _Grid
+
+    def words_lost(g: _Grid, layout: PageLayout) -> float:
+        v = check([t for c in g.cells for t in tokens(c.text)], region_tokens(g, layout))
+        return round(1 - v.coverage, 4)
     from daemon.pages.tables import Grid, GridCell
 
     def line(y: int, *words: tuple[int, str]) -> TextLine:
@@ -76,6 +83,14 @@ def test_words_lost_by_a_grid_against_the_page_read() -> None:
     whole = grid("vim", "éditeur de texte", "gpm", "couper-coller 上海 明", "w3m", "navigateurs")
     assert words_lost(whole, layout) == 0.0
     cut = grid("vim", "éditeur de te", "gpm", "couper-coller 上海", "w3m", "naviga")
-    assert words_lost(cut, layout) == 3 / 12  # texte, 明, navigateurs of 12 page words
+    assert words_lost(cut, layout) == round(3 / 12, 4)  # texte, 明, navigateurs of 12 page words
     assert words_lost(grid("", "", "", "", "", ""), layout) == 1.0
+    assert not check(tokens("vim"), tokens("vim gpm w3m texte")).ok  # three of 4 words lost
+    assert check(tokens("vim gpm"), tokens("vim gpm w3m texte")).ok  # two: a cell read empty
+    many = [f"w{k}" for k in range(100)]
+    assert check(many[:95], many).ok and check(many[:95], many).coverage == 0.95
+    assert not check(many[:94], many).ok  # 94 % of 100 words
+    assert check([*many[:90], *(w + "x" for w in many[90:])], many).ok  # read a little differently
+    doubled = check(tokens("vim gpm gpm w3m"), tokens("vim gpm w3m"))
+    assert not doubled.ok and doubled.repeated == 1 and "twice" in doubled.reason
     assert words_lost(grid(*[""] * 6), PageLayout((1000, 1000))) == 0.0

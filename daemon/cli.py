@@ -212,6 +212,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     print(f"file: {path} ({n} page(s), engine {engine.name})")
     print(format_explain(cls, rows))
     print(f"=> route {decision.name!r}: formats {', '.join(decision.formats)} -> {decision.destination}; source: {decision.source_action}")
+    for reason in decision.review_reasons:
+        print(f"   review: {reason}")
     return ExitCode.OK
 
 

@@ -236,6 +236,7 @@ class Pipeline:
             sidecar = Sidecar.of_document(
                 doc, cls, decision.name, self.engine.name, pages, target, prep.pdf_report, prep.degraded,
                 part_info(src),  # a part of a split scanner batch: where its pages came from
+                classification=decision.classification, review_reasons=decision.review_reasons,
             )
             outputs = self._write(doc, src, decision, sidecar, timings, prep)
             timings["write"] = prep.seconds["render"] + time.monotonic() - t3

@@ -5,7 +5,11 @@ Contract: ``Sidecar`` holds every top-level key the JSON output writes before th
 stable order. Fields that belong only to some documents (``pdf``, ``duplicate_of``, and ``batch``
 with ``dropped_pages`` for a part of a split scanner batch, daemon.intake.batch) are left out
 when None; ``degraded`` (document-level optional stages that failed) and ``pages[].degraded``
-(per page) are always there, empty when nothing degraded (docs/outputs.md says how to read them).
+(per page) are always there, empty when nothing degraded (docs/outputs.md says how to read them);
+so are ``review`` (true when ``review_reasons`` names a reason a person should look at the
+document, such as an unsure classification that kept the source in place) and ``review_reasons``.
+``classification`` (how sure the doctype is: score, threshold, margin) is there for a classified
+document.
 ``outputs`` and ``timings`` are filled in once the output names are known.
 """
 
@@ -57,15 +61,21 @@ class Sidecar:
     outputs: tuple[str, ...] | None = None
     timings: Mapping[str, float] | None = None
     batch: Mapping[str, Any] | None = None  # a part of a split batch: its /OcrDaemonBatch record
+    # How sure the doctype is (``daemon.understand.route.confidence``), and why a person should
+    # look at the document (``review_reasons``; ``review`` in the JSON is ``bool(review_reasons)``).
+    classification: Mapping[str, Any] | None = None
+    review_reasons: tuple[str, ...] = ()
 
 
     @classmethod
     def of_document(
         cls, doc: Document, c: Classification, route: str, engine: str, pages: Sequence[PageResult],
         archived_to: Path | None, pdf: Mapping[str, Any] | None, degraded: Sequence[Degraded],
-        batch: Mapping[str, Any] | None = None,
+        batch: Mapping[str, Any] | None = None, classification: Mapping[str, Any] | None = None,
+        review_reasons: Sequence[str] = (),
     ) -> Sidecar:
         return cls(
+            classification=classification, review_reasons=tuple(review_reasons),
             source=display(doc.path), inbox=doc.inbox, sha256=doc.sha256, size=doc.size, language=c.language,
             language_confidence=round(c.language_confidence, 3), doctype=c.doctype,
             doctype_scores={k: round(v, 2) for k, v in c.doctype_scores.items()}, has_table=c.has_table,
@@ -99,6 +109,8 @@ class Sidecar:
                 pages=[p.sidecar() for p in self.pages], engine=self.engine, document_id=self.document_id,
                 processed_at=self.processed_at,
             )
+            if self.classification is not None:
+                out["classification"] = dict(self.classification)
         else:
             d = self.duplicate_of
             out.update(
@@ -110,6 +122,8 @@ class Sidecar:
         if self.pdf is not None:
             out["pdf"] = dict(self.pdf)
         out["degraded"] = [d.to_json() for d in self.degraded]
+        out["review"] = bool(self.review_reasons)
+        out["review_reasons"] = list(self.review_reasons)
         if self.batch is not None:  # the original's page numbers (docs/batches.md)
             out["batch"] = {k: v for k, v in self.batch.items() if k != "dropped_pages"}
             out["dropped_pages"] = list(self.batch.get("dropped_pages", []))

@@ -32,7 +32,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["FoundDate", "find_dates", "document_date"]
+__all__ = ["FoundDate", "find_dates", "document_date", "starts_with_date"]
 
 _MONTHS: dict[str, tuple[str, ...]] = {
     # month 1..12 -> names in the 9 Latin-script languages (folded: lower case, no accents)
@@ -152,6 +152,22 @@ def find_dates(text: str, language: str = "unknown") -> list[FoundDate]:
         birth = bool(_BIRTH_RE.search(own.rstrip(" :：\t"))) or any(lab in own for lab in _CJK_BIRTH)
         out.append(FoundDate(hits[start], start, labelled, birth))
     return out
+
+
+_DATE_START_RE = re.compile(
+    r"^\s*\d{1,2}(?:st|nd|rd|th|er|e|º|°|o)?\.?\s+(?:de\s+|of\s+)?(" + _MONTH_ALT + r")\b\.?(,?\s+(?:de\s+)?\d{4})?"
+)
+
+
+def starts_with_date(line: str) -> bool:
+    """True when ``line`` begins with a day and a month name ("12. März 2018", "1er mars",
+    "3 de mayo de 2024"): a date, not a numbered list item (``daemon.document.layout``). Without
+    a year the month must be a full name that is no English word ("3. Set up", "4. Out of
+    scope", "2. May I", "1. Mars" stay list items)."""
+    m = _DATE_START_RE.match(_fold(line))
+    if m is None:
+        return False
+    return bool(m.group(2)) or (len(m.group(1)) >= 4 and m.group(1) not in ("mars", "june", "july"))
 
 
 def document_date(text: str, language: str = "unknown") -> str | None:

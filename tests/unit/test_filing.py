@@ -21,7 +21,7 @@ from daemon.config import Config, load_config, parse_config_text
 from daemon.document.parse import parse_document
 from daemon.models import Classification
 from daemon.understand.classify import classify
-from daemon.understand.dates import document_date, find_dates
+from daemon.understand.dates import document_date, find_dates, starts_with_date
 from daemon.understand.route import choose_route, confidence
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,3 +213,15 @@ def test_routes_that_keep_or_ignore_the_doctype_are_not_gated() -> None:
 def test_confidence_without_scores_is_not_weighed() -> None:
     got = confidence(Classification(language="de", language_confidence=1.0, doctype="invoice"), 1.5)
     assert got["margin"] is None and got["confident"]
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [("12. März 2018", True), ("1er mars 2024", True), ("3 de mayo de 2024", True), ("12th October 2022", True),
+     ("1. Mai 2024", True), ("1. Februar", True), ("12. Einleitung", False), ("3. Mietzeit und Kündigung", False), ("2) Maybe later", False),
+     ("1. Marseille", False), ("3. Set up the server", False), ("4. Out of scope", False), ("2. May I ask", False),
+     ("5. Mars and Venus", False)],
+)
+def test_a_line_starting_with_a_date_is_no_list_item(line: str, want: bool) -> None:
+    """A text layer's "12. März 2018" line stays a line (daemon.document.layout), not item 12."""
+    assert starts_with_date(line) is want

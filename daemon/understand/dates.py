@@ -67,9 +67,10 @@ _CJK_RE = re.compile(r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日
 _ERA_RE = re.compile(r"(令和|平成)\s*(\d{1,2}|元)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 _NUM_RE = re.compile(r"(?<![\d.,/-])(\d{1,2})([./-])(\d{1,2})\2((?:19|20)\d\d)(?![\d])")
 # Day first: "12. März 2018", "1er mars", "12 de marzo de", "12th October 2022", "1st of March
-# 2024", "1e maart" (nl), "1:a mars" (sv), "1.º de março".
+# 2024", "1e maart" (nl), "1:a mars" (sv), "1.º de março"; OCR reads the day's dot as "," or ":"
+# ("12, März 2018", "le 12: mars 2018" in bench/eval_filing.py's scans).
 _DMY_NAME_RE = re.compile(
-    r"(?<!\d)(\d{1,2})(?:st|nd|rd|th|er|eme|e|:a|:e|º|°|o|\.º)?\.?\s+(?:de\s+|of\s+)?(" + _MONTH_ALT
+    r"(?<!\d)(\d{1,2})(?:st|nd|rd|th|er|eme|e|:a|:e|º|°|o|\.º)?[.,:]?\s+(?:de\s+|of\s+)?(" + _MONTH_ALT
     + r")\.?,?\s+(?:de\s+)?((?:19|20)\d\d)(?!\d)"
 )
 _MDY_NAME_RE = re.compile(r"(?<![\w])(" + _MONTH_ALT + r")\.?\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)(?!\d)")

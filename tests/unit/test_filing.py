@@ -225,3 +225,11 @@ def test_confidence_without_scores_is_not_weighed() -> None:
 def test_a_line_starting_with_a_date_is_no_list_item(line: str, want: bool) -> None:
     """A text layer's "12. März 2018" line stays a line (daemon.document.layout), not item 12."""
     assert starts_with_date(line) is want
+
+
+def test_an_address_line_is_one_line(cfg: Config) -> None:
+    """A number ending a line and a capitalised word starting the next is no "postcode town"
+    (a Debian manual page: "1482\\nA text-mode ..." scored as an address block)."""
+    c = _classify(cfg, "See bug 1482\nA text-mode full-screen editor\n\n04109 Leipzig")
+    hits = [f for f in c.fired["letter"] if "04109" in f or "1482" in f]
+    assert len(hits) == 1 and "('04109 Leipzig')" in hits[0]

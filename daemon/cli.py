@@ -174,7 +174,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     from daemon.once import inbox_for
     from daemon.pagerecord import PageResult
     from daemon.pages import probe, textlayer
-    from daemon.service.outputs import page_texts
+    from daemon.service.outputs import page_texts, parse_pages
     from daemon.service.pipeline import render_options
     from daemon.understand.classify import classify, format_explain
     from daemon.understand.route import choose_route
@@ -205,7 +205,9 @@ def cmd_route(args: argparse.Namespace) -> int:
         engine.close()
     pages, markdown = page_texts(results, engine.output_is_markdown)
     full = "\n\n".join(pages)
-    cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown)
+    # the document model's plain text, as the daemon classifies (service.outputs.prepare_outputs)
+    plain = parse_pages(results, pages, markdown, "unknown").text()
+    cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown, plain=plain)
     from daemon.quality import Review
     from daemon.quality.run import assess_pages
 
@@ -213,6 +215,8 @@ def cmd_route(args: argparse.Namespace) -> int:
     assess_pages(results, cls.language, cfg.quality.min_confidence, review)
     decision, rows = choose_route(cfg, path=path, inbox=inbox_for(cfg, path), cls=cls, pages=n, when=datetime.now(),
                                   review=review.needed)
+    for reason in decision.review_reasons:  # an unsure doctype kept the source in place
+        review.add(reason)
     print(f"file: {path} ({n} page(s), engine {engine.name})")
     print(format_explain(cls, rows))
     print("review: " + ("; ".join(str(r) for r in review.reasons) if review else "no"))

@@ -183,6 +183,12 @@ class RouteDecision:
     source_action: SourceAction
     archive_dir: Path | None = None
     csv_bom: bool = False  # CSV files start with a UTF-8 BOM (Excel)
+    # How sure the doctype the route went by is (``daemon.understand.route.confidence``): the
+    # sidecar's ``classification``.
+    classification: dict[str, Any] | None = None
+    # Why the document wants a person's look (the sidecar's ``review_reasons``); an unsure
+    # classification under a route that would archive or delete the source adds one.
+    review_reasons: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

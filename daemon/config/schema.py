@@ -475,6 +475,14 @@ class RouteCfg(Strict):
         None, examples=["/srv/ocr/archive/{doctype}/{doc_yyyy}/originals"],
         description="folder template for `source: archive` (same placeholders)",
     )
+    min_margin: float = Field(
+        1.5, ge=0, examples=[2.0],
+        description="a route that matches on `doctype` and archives or deletes the source does so only when the "
+        "classification is confident: the doctype's score at least this much above its threshold (for `other`: the "
+        "best score this much below its threshold); an unsure one keeps the source where it is and the sidecar "
+        "says `review: true` (`review_reasons`, `classification`). 1.5: the misfiled documents of issue 32 were "
+        "0.5-1.0 over, and 191 of 198 held-out documents are 1.5 or more over (bench/RESULTS.md, Filing)",
+    )
     csv_bom: bool = Field(
         False, examples=[True],
         description="start CSV files with a UTF-8 byte order mark, so Excel reads accents and CJK right",

@@ -53,6 +53,7 @@ from daemon.pagerecord import LayerPage
 from daemon.pages.tables import Grid
 from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
 from daemon.stages import Degraded, Stage, optional
+from daemon.understand.dates import starts_with_date
 
 HEADING_RATIO = 1.2
 #: A page with at least this share of its characters in a monospaced font is set in it (a
@@ -296,18 +297,24 @@ def _text_blocks(b: TextBlock, body: float, keep_lines: bool = False, code: bool
     para: list[str] = []
     items: list[list[str]] = []
     ordered: bool | None = None
+    start = 1  # the number of the list's first item ("3." starts a list at 3)
     for ln in b.lines:
         raw = ln.text
         m = _BULLET.match(raw)
-        e = _ENUM.match(raw) if not m else None
+        # "12. März 2018" on a line of its own is a date, not item 12 (issue 32)
+        e = _ENUM.match(raw) if not m and not starts_with_date(raw) else None
         if m or e:
             if para:
                 out.append(_paragraph(para, keep_lines))
                 para = []
             kind = e is not None
             if items and ordered is not None and kind != ordered:
-                out.append(ListBlock([ListItem(_esc_start(_join(i))) for i in items], ordered=bool(ordered)))
+                out.append(ListBlock([ListItem(_esc_start(_join(i))) for i in items], ordered=bool(ordered), start=start))
                 items = []
+            if not items:
+                # the start is the first item's number, not the block's first line's (a block
+                # "Leipzig / 3. Item" started its list at 1)
+                start = int(e.group(2)) if e is not None and e.group(2).isdigit() else 1
             ordered = kind
             cut = (m or e).end()  # type: ignore[union-attr]
             rest = raw[cut:]
@@ -319,12 +326,8 @@ def _text_blocks(b: TextBlock, body: float, keep_lines: bool = False, code: bool
     if para:
         out.append(_paragraph(para, keep_lines))
     if items:
-        start = 1
-        if ordered:
-            first = _ENUM.match(b.lines[0].text) if b.lines else None
-            if first and first.group(2).isdigit():
-                start = int(first.group(2))
-        out.append(ListBlock([ListItem(_esc_start(_join(i))) for i in items], ordered=bool(ordered), start=start))
+        out.append(ListBlock([ListItem(_esc_start(_join(i))) for i in items], ordered=bool(ordered),
+                             start=start if ordered else 1))
     return out
 
 

@@ -184,12 +184,16 @@ class Document:
     def text(self) -> str:
         """The document's words as plain text, without markup, math or code: what language
         detection and keyword matching should read (the raw engine Markdown carries HTML table
-        tags whose Latin letters outweigh a short Chinese or Japanese text)."""
+        tags whose Latin letters outweigh a short Chinese or Japanese text). Ordered list items
+        keep their numbers ("12. März 2018" is a date, not item 12 "März 2018")."""
         parts: list[str] = []
 
         def items(lb: ListBlock) -> None:
-            for it in lb.items:
-                parts.append(plain_text(it.text, math_delims=False))
+            for n, it in enumerate(lb.items, start=lb.start):
+                # An ordered item keeps its number: a line such as "12. März 2018" parses as
+                # item 12 of a list, and without the number a date is lost (issue 32).
+                prefix = f"{n}. " if lb.ordered else ""
+                parts.append(prefix + plain_text(it.text, math_delims=False))
                 if it.children:
                     items(it.children)
 

@@ -110,13 +110,18 @@ def prepare_outputs(
     degraded: list[Degraded] = []
     texts, markdown = page_texts(pages, engine_markdown)
     joined = "\n\n".join(texts)
+    # The document model is parsed first: classification and the document date read its plain
+    # text (a line "12. März 2018" is item 12 of a list to Markdown; issue 32). Its language is
+    # only a label on the model, set once it is known.
+    parsed = parse_pages(pages, texts, markdown, "unknown")
     cls = optional(
         Stage.CLASSIFY,
         lambda: classify(joined, cfg=cfg, filename=display(src.name), pages=len(pages), markdown=markdown,
-                         degraded=degraded),
+                         degraded=degraded, plain=parsed.text()),
         _unclassified, degraded,
     )
     # Each page's confidence, before routing: a route can take the documents that need review.
+    parsed.language = cls.language
     review = Review()
     tq = time.monotonic()
     none: dict[int, PageQuality] = {}
@@ -126,8 +131,9 @@ def prepare_outputs(
     )
     checking = time.monotonic() - tq  # the quality check's own seconds (the sidecar's timings.checks)
     decision, _ = choose_route(cfg, path=src, inbox=inbox, cls=cls, pages=len(pages), when=when, review=review.needed)
+    for reason in decision.review_reasons:  # an unsure doctype that kept the source in place
+        review.add(reason)
     t1 = time.monotonic()
-    parsed = parse_pages(pages, texts, markdown, cls.language)
     text_formats = [f for f in decision.formats if f != "pdf"]
     body = render_body(parsed, texts, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
     check = cfg.quality.check_outputs

@@ -242,7 +242,7 @@ class Pipeline:
             sidecar = Sidecar.of_document(
                 doc, cls, decision.name, self.engine.name, pages, target, prep.pdf_report, prep.degraded,
                 part_info(src),  # a part of a split scanner batch: where its pages came from
-                review=prep.review,
+                review=prep.review, classification=decision.classification,
             )
             outputs = self._write(doc, src, decision, sidecar, timings, prep)
             timings["write"] = prep.seconds["render"] + time.monotonic() - t3

@@ -6,7 +6,10 @@ stable order. Fields that belong only to some documents (``pdf``, ``duplicate_of
 with ``dropped_pages`` for a part of a split scanner batch, daemon.intake.batch) are left out
 when None; ``degraded`` (document-level optional stages that failed) and ``pages[].degraded``
 (per page) are always there, empty when nothing degraded (docs/outputs.md says how to read them);
-so are ``review`` and ``review_reasons`` (daemon.quality.review), but for a duplicate.
+so are ``review`` and ``review_reasons`` (daemon.quality.review: low-confidence pages, failed output
+checks, an unsure classification that kept the source in place), but for a duplicate.
+``classification`` (how sure the doctype is: score, threshold, margin) is there for a classified
+document.
 ``outputs`` and ``timings`` are filled in once the output names are known.
 """
 
@@ -60,6 +63,8 @@ class Sidecar:
     timings: Mapping[str, float] | None = None
     batch: Mapping[str, Any] | None = None  # a part of a split batch: its /OcrDaemonBatch record
     review: Review | None = None  # why the document needs review (daemon.quality); None: a duplicate
+    # How sure the doctype is (``daemon.understand.route.confidence``).
+    classification: Mapping[str, Any] | None = None
 
 
     @classmethod
@@ -67,8 +72,10 @@ class Sidecar:
         cls, doc: Document, c: Classification, route: str, engine: str, pages: Sequence[PageResult],
         archived_to: Path | None, pdf: Mapping[str, Any] | None, degraded: Sequence[Degraded],
         batch: Mapping[str, Any] | None = None, review: Review | None = None,
+        classification: Mapping[str, Any] | None = None,
     ) -> Sidecar:
         return cls(
+            classification=classification,
             source=display(doc.path), inbox=doc.inbox, sha256=doc.sha256, size=doc.size, language=c.language,
             language_confidence=round(c.language_confidence, 3), doctype=c.doctype,
             doctype_scores={k: round(v, 2) for k, v in c.doctype_scores.items()}, has_table=c.has_table,
@@ -103,6 +110,8 @@ class Sidecar:
                 pages=[p.sidecar() for p in self.pages], engine=self.engine, document_id=self.document_id,
                 processed_at=self.processed_at,
             )
+            if self.classification is not None:
+                out["classification"] = dict(self.classification)
         else:
             d = self.duplicate_of
             out.update(

@@ -356,12 +356,19 @@ def keyword_languages(text: str, language: str) -> frozenset[str] | None:
 
 def classify(
     text: str, *, cfg: Config, filename: str, pages: int, markdown: bool, degraded: list[Degraded] | None = None,
+    plain: str | None = None,
 ) -> Classification:
     """Language, features and doctype of a document (see the module docstring). The document
     date is an optional stage (``daemon.stages``): a failure leaves ``doc_date`` None and is
-    appended to ``degraded``."""
+    appended to ``degraded``.
+
+    ``plain``: the document model's plain text (``daemon.document.model.Document.text()``, text
+    layer pages from their own blocks); language, keywords, regexes and the date read it, the
+    table and math features read ``text``. Without it a Markdown ``text`` is parsed here."""
     head = text[:MAX_CLASSIFY_CHARS]
-    if markdown:
+    if plain is not None:
+        head = plain[:MAX_CLASSIFY_CHARS]
+    elif markdown:
         # Language and keywords read the words only: the HTML table tags and LaTeX of engine
         # Markdown are Latin letters that outweigh a short Chinese or Japanese text.
         from daemon.document.parse import parse_document

@@ -20,6 +20,14 @@ Contract:
   outputs outside the template's folder: no ``/`` or ``\\``, no ``..``, no NUL or other control
   characters, no leading ``-`` or ``.``, never empty.
 - Filename globs match the file *name* (not the folder), case-insensitively.
+- Confident filing (issue 32): ``confidence(cls, min_margin)`` says how far the doctype's score is
+  above its threshold (``other``: how far the best score is below its own). A route that matches
+  on ``doctype`` and would ``archive`` or ``delete`` the source acts on it only when that margin
+  is at least the route's ``min_margin``; otherwise ``choose_route`` keeps the source where it is
+  (the outputs still go to the route's destination) and puts the reason in
+  ``RouteDecision.review_reasons``, which the sidecar writes as ``review_reasons`` with
+  ``review: true``. A route that does not look at the doctype is not concerned. The sidecar's
+  ``classification`` is ``RouteDecision.classification``.
 - Pure functions: no file system access.
 """
 
@@ -32,9 +40,12 @@ import string
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from daemon.config import DEFAULT_ROUTE, TEMPLATE_FIELDS, Config, RouteCfg
 from daemon.models import Classification, RouteDecision
+
+OTHER = "other"  # the doctype of a document no doctype claimed (daemon.understand.classify.OTHER)
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +170,30 @@ def template_fields(*, path: Path, inbox: str, cls: Classification, when: dateti
     }
 
 
+def confidence(cls: Classification, min_margin: float) -> dict[str, Any]:
+    """The sidecar's ``classification``: ``{doctype, score, threshold, margin, min_margin,
+    confident}`` (see the module docstring). ``score``/``threshold`` are the chosen doctype's, or
+    for ``other`` the doctype that came closest to its threshold. Without scores (no doctypes
+    configured, a duplicate that took its earlier document's doctype) nothing was weighed:
+    ``margin`` None and confident."""
+    scores, thresholds = cls.doctype_scores, cls.doctype_thresholds
+    out: dict[str, Any] = {"doctype": cls.doctype, "score": None, "threshold": None, "margin": None,
+                           "min_margin": min_margin, "confident": True}
+    if cls.doctype in scores and cls.doctype in thresholds:
+        score, thr = scores[cls.doctype], thresholds[cls.doctype]
+        margin = score - thr
+    elif cls.doctype == OTHER and scores and thresholds:
+        near = max((n for n in scores if n in thresholds), key=lambda n: scores[n] - thresholds[n], default=None)
+        if near is None:
+            return out
+        score, thr = scores[near], thresholds[near]
+        margin = thr - score
+    else:
+        return out
+    out.update(score=round(score, 2), threshold=thr, margin=round(margin, 2), confident=margin >= min_margin - 1e-9)
+    return out
+
+
 def choose_route(
     cfg: Config, *, path: Path, inbox: str, cls: Classification, pages: int, when: datetime, review: bool = False,
 ) -> tuple[RouteDecision, list[RouteExplain]]:
@@ -177,16 +212,30 @@ def choose_route(
         chosen = DEFAULT_ROUTE
     fields = template_fields(path=path, inbox=inbox, cls=cls, when=when, subdir=subdir)
     dest = path.parent if chosen.destination == "beside" else expand_template(chosen.destination, fields)
+    source = chosen.source
+    conf = confidence(cls, chosen.min_margin)
+    reasons: list[str] = []
+    if source != "keep" and chosen.match.doctype is not None and not conf["confident"]:
+        # An unsure doctype must not move or delete the original (issue 32: a quarterly report
+        # 0.5 over the bank-statement threshold was archived as a statement): keep it, ask for review.
+        reasons.append(
+            f"classification unsure: {cls.doctype} margin {conf['margin']:g} < {chosen.min_margin:g}; "
+            f"route {chosen.name!r} would {source} the source, kept in place"
+        )
+        log.info("%s: %s", path.name, reasons[-1])
+        source = "keep"
     archive_dir = None
-    if chosen.source == "archive" and chosen.archive_to:
+    if source == "archive" and chosen.archive_to:
         archive_dir = path.parent if chosen.archive_to == "beside" else expand_template(chosen.archive_to, fields)
     decision = RouteDecision(
         name=chosen.name,
         formats=list(chosen.formats),
         destination=dest,
-        source_action=chosen.source,
+        source_action=source,
         archive_dir=archive_dir,
         csv_bom=chosen.csv_bom,
+        classification=conf,
+        review_reasons=reasons,
     )
     log.debug("route for %s: %s -> %s", path.name, chosen.name, dest)
     return decision, rows

@@ -276,7 +276,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             d["flag"] = flag_quality(scans, with_degraded=False)
             d["flag_or_degraded"] = flag_quality(scans, with_degraded=True)
             rot = [(r["id"], r["expected_rotation"], r.get("page_rotation")) for r in scans if r["expected_rotation"]]
-            d["turned_scans_rotation_right"] = sum(1 for _, e, got in rot if got and all(g == e for g in got))
+            # the label says how far the content is turned clockwise; the sidecar's rotation is the
+            # clockwise turn the daemon applied to make it upright: right when they add up to 360
+            d["turned_scans_rotation_right"] = sum(1 for _, e, got in rot if got and all(g == (360 - e) % 360 for g in got))
             d["turned_scans"] = len(rot)
         s[side] = d
     return s
@@ -335,12 +337,12 @@ def markdown(meta: dict[str, Any], s: dict[str, Any], rows: list[dict[str, Any]]
              f"| flag or degraded stage: precision / recall | {g(d['flag_or_degraded'], 'precision')} / {g(d['flag_or_degraded'], 'recall')} |",
              f"| documents with review: true / pages flagged low_confidence | {d['review_documents']} / {d['low_confidence_pages']} |",
              f"| degraded stages | {d['degraded_stages'] or 'none'} |",
-             f"| turned scans read upright (sidecar rotation = label) | {d['turned_scans_rotation_right']}/{d['turned_scans']} |",
+             f"| turned scans turned upright (sidecar rotation = 360 - label) | {d['turned_scans_rotation_right']}/{d['turned_scans']} |",
              f"| born-digital: PDF word recall / word order (mean) | {g(d, 'born_digital_pdf_recall_mean')} / {g(d, 'born_digital_word_order_mean')} |",
              f"| txt word recall (mean, every document) | {g(d, 'txt_recall_mean')} |",
              f"| doctype misses (label -> got) | {d['doctype_confusion'] or 'none'} |",
              "", "Per document (PDF recall / word order; daemon: doctype, flags):", "",
-             "| id | kind | pages | daemon | OCRmyPDF -l | OCRmyPDF -rd | daemon doctype exp/got | lang exp/got | rotation exp/got | flags / degraded | formats |",
+             "| id | kind | pages | daemon | OCRmyPDF -l | OCRmyPDF -rd | daemon doctype exp/got | lang exp/got | turn needed/applied | flags / degraded | formats |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     by = collections.defaultdict(dict)
     for r in rows:
@@ -357,7 +359,8 @@ def markdown(meta: dict[str, Any], s: dict[str, Any], rows: list[dict[str, Any]]
         fm = "all" if dm.get("all_formats_ok") else "missing " + ",".join(k for k, v in (dm.get("formats") or {}).items() if not v)
         lines.append(f"| {i} | {'scan' if dm.get('scanned') else 'born'} | {dm.get('pages')} | {pr(dm)} | {pr(sides.get('ocrmypdf'))} | "
                      f"{pr(sides.get('ocrmypdf-rd'))} | {dm.get('expected_doctype')}/{dm.get('doctype')} | "
-                     f"{dm.get('expected_language')}/{dm.get('language')} | {dm.get('expected_rotation')}/{dm.get('page_rotation')} | "
+                     f"{dm.get('expected_language')}/{dm.get('language')} | {(360 - int(dm.get('expected_rotation') or 0)) % 360}/"
+                     f"{dm.get('page_rotation')} | "
                      f"{fl} / {dg}{' review' if dm.get('review') else ''} | {fm}; csv {dm.get('csv_count')} |")
     return "\n".join(lines) + "\n"
 
@@ -412,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.node()} {os.cpu_count()} CPUs", "loadavg_start": os.getloadavg(),
             "commit": _git("rev-parse", "HEAD"),
+            # the daemon/ tree's hash: equal across commits that only change bench/ or docs
+            "daemon_tree": _git("rev-parse", "HEAD:daemon"),
             "dirty": " (+ uncommitted changes in daemon/)" if _git("status", "--porcelain", "--", "daemon") else "",
             "versions": _versions(args.ocrmypdf), "omp_thread_limit": os.environ.get("OMP_THREAD_LIMIT", "1 (default)"),
             "command": " ".join(["bench/heldout32/run.py", *(sys.argv[1:] if argv is None else argv)]),

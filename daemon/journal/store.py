@@ -51,6 +51,7 @@ from pathlib import Path
 
 from daemon.errors import ExitCode, FatalError
 from daemon.journal.rows import (
+    WAITING_FOR_SPACE,
     Admission,
     AdmitAction,
     JournalRow,
@@ -566,6 +567,15 @@ class Journal:
         rows = self._conn().execute(
             "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
             " ORDER BY not_before LIMIT ?", (limit,)
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def waiting_for_space(self, limit: int = 100) -> list[JournalRow]:
+        """Documents waiting for a full or read-only destination (``rows.WAITING_FOR_SPACE``; no
+        strike for it), soonest next try first."""
+        rows = self._conn().execute(
+            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND error LIKE ?"
+            " ORDER BY not_before LIMIT ?", (WAITING_FOR_SPACE + "%", limit)
         ).fetchall()
         return [_row(r) for r in rows]
 

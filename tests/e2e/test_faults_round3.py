@@ -1,0 +1,215 @@
+"""Fault injection, round three (issue 33): the attacks that had got through, on the real daemon.
+
+Each test starts ``python -m daemon run`` (conftest.DaemonProc) on real files in ``tmp_path`` and
+attacks it the way the issue did: a huge sparse ``.pdf`` (``truncate``), a full or read-only
+output tmpfs (faultkit.tmpfs, root only), a valid PDF whose name is not UTF-8 and names with
+control characters, the state lock file removed, ``requeue`` against a running daemon, a state
+disk filled and freed again, a database outage without hooks and a connection flood from one
+client. bench/bench_faults.py runs them all and prints what each expected and observed.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import docgen
+import pytest
+from conftest import REPO, daemon_env, http_url, wait_for, with_http
+from faultkit import fast_rules, files_in, journal_rows, mount, state_counts, tiny_png_bytes, tmpfs
+
+from daemon.journal.store import NOT_READ
+
+GIB = 1 << 30
+
+
+def _drop(inbox: Path, name: str | bytes, data: bytes) -> Path:
+    """Write under a hidden temp name and rename it in (the usual safe way); ``name`` may be bytes."""
+    inbox.mkdir(exist_ok=True)
+    tmp = inbox / ".drop.part"
+    tmp.write_bytes(data)
+    dst = os.path.join(os.fsencode(inbox), name) if isinstance(name, bytes) else os.path.join(inbox, name)
+    os.rename(tmp, dst)
+    return Path(os.fsdecode(dst))
+
+
+def _sparse_pdf(path: Path, size: int, *, eof: bool = False) -> Path:
+    """A ``%PDF-1.4`` header, then ``size`` bytes of holes (``truncate -s``), ``%%EOF`` at the end if asked."""
+    tmp = path.parent / f".{path.name}.part"
+    tmp.write_bytes(b"%PDF-1.4\n")
+    subprocess.run(["truncate", "-s", str(size), str(tmp)], check=True)
+    if eof:
+        with open(tmp, "r+b") as f:
+            f.seek(size - 8)
+            f.write(b"\n%%EOF\n")
+    os.rename(tmp, path)
+    return path
+
+
+def _get(url: str, path: str, timeout: float = 5) -> tuple[int, str]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. a huge sparse .pdf: refused at once, never opened in the daemon; health answers throughout
+
+
+def test_huge_sparse_pdf_is_refused_at_once_and_health_stays_answering(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = with_http(fast_rules(tmp_path))
+    d = start_daemon(cfg)
+    url = http_url(d)
+    d.wait_ready()
+    inbox = tmp_path / "inbox"
+    _sparse_pdf(inbox / "big.pdf", 8 * GIB)
+    _drop(inbox, "small.png", tiny_png_bytes("hello world"))
+    worst, stop = [0.0], threading.Event()
+
+    def probe() -> None:  # /healthz/live every 50 ms while the daemon deals with both
+        while not stop.is_set():
+            t = time.monotonic()
+            code, _ = _get(url, "/healthz/live", timeout=10)
+            worst[0] = max(worst[0], time.monotonic() - t)
+            assert code == 200
+            time.sleep(0.05)
+
+    th = threading.Thread(target=probe, daemon=True)
+    th.start()
+    try:
+        wait_for(lambda: state_counts(tmp_path) == {"done": 1, "failed": 1}, 60, "small done, big failed")
+    finally:
+        stop.set()
+        th.join(15)
+    assert worst[0] < 1.0, f"/healthz/live took {worst[0]:.2f} s"
+    note = (tmp_path / "failed" / "big.pdf.error.txt").read_text()
+    assert "file too large: 8,192 MiB > limit 2,048 MiB" in note, note
+    assert (tmp_path / "failed" / "big.pdf").stat().st_size == 8 * GIB  # moved, not lost
+    big = next(r for r in journal_rows(tmp_path) if r["path"].endswith("big.pdf"))
+    assert big["sha256"] == NOT_READ and big["strikes"] == 0, big  # never hashed nor retried
+    assert d.stop() == 0
+
+
+def test_sigterm_ends_within_drain_timeout_while_a_worker_chews_a_big_pdf(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    """A 3 GiB sparse PDF under a raised ``max_file_mb`` (MuPDF repairs it in a render worker for
+    ~35 s): SIGTERM still ends the daemon within ``drain_timeout`` + a few seconds, the worker
+    killed at the deadline; the file stays in the inbox for the next start."""
+    drain = 3
+    cfg = fast_rules(tmp_path, daemon={"drain_timeout": drain}, inbox={"max_file_mb": 4096})
+    d = start_daemon(cfg)
+    d.wait_ready()
+    inbox = tmp_path / "inbox"
+    _sparse_pdf(inbox / "chew.pdf", 3 * GIB, eof=True)
+    d.wait_log("queued chew.pdf", 60)
+    time.sleep(1.5)  # the render worker is inside MuPDF's repair now
+    t = time.monotonic()
+    d.signal(signal.SIGTERM)
+    d.proc.wait(timeout=drain + 60)
+    took = time.monotonic() - t
+    assert took < drain + 5, f"SIGTERM took {took:.1f} s (drain_timeout {drain})"
+    assert d.proc.returncode == 0, d.log()
+    assert (inbox / "chew.pdf").exists()
+    assert not files_in(tmp_path / "failed")
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. a full (or read-only) output disk costs no attempt
+
+
+@pytest.fixture
+def small_out(tmp_path: Path):  # type: ignore[no-untyped-def]
+    with tmpfs(tmp_path / "out", "1m") as mnt:
+        yield mnt
+
+
+def _fill(folder: Path) -> Path:
+    filler = folder / "filler.bin"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        while os.write(fd, b"\0" * 65536) > 0:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_full_output_disk_fails_nothing_and_documents_finish_when_space_returns(tmp_path: Path, small_out: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    # max_attempts 2 and a short backoff: the old behaviour (a strike a try) fails them in seconds
+    cfg = with_http(fast_rules(tmp_path, daemon={"max_attempts": 2, "retry_backoff": 0.5, "retry_backoff_max": 1}))
+    d = start_daemon(cfg)
+    url = http_url(d)
+    d.wait_ready()
+    filler = _fill(small_out)
+    inbox = tmp_path / "inbox"
+    for i in range(3):
+        _drop(inbox, f"full{i}.png", tiny_png_bytes(f"full disk {i}"))
+    d.wait_log("waiting for the destination", 60, count=9)  # three tries each, at least
+    rows = journal_rows(tmp_path)
+    assert [(r["state"], r["strikes"]) for r in rows] == [("queued", 0)] * 3, rows
+    assert all("no space left on device" in r["error"] for r in rows), rows
+    # visible: /status, the status page, /metrics and `ocr-daemon status`
+    code, body = _get(url, "/status")
+    assert code == 200 and len(json.loads(body)["waiting_for_space"]) == 3, body
+    code, page = _get(url, "/")
+    assert code == 200 and page.count('class="waiting"') == 3, page
+    code, metrics = _get(url, "/metrics")
+    assert "ocr_daemon_documents_waiting_for_space 3.0" in metrics
+    st = subprocess.run([sys.executable, "-m", "daemon", "status", "--config", str(cfg)], capture_output=True,
+                        text=True, cwd=REPO, env=daemon_env(), timeout=60)
+    assert "waiting for a full or read-only destination" in st.stdout and st.stdout.count("no space left") == 3, st.stdout
+    # a read-only remount is waited for the same way
+    filler.unlink()
+    assert mount("-o", "remount,ro", str(small_out))
+    try:
+        d.wait_log("read-only filesystem", 30, count=3)
+        assert state_counts(tmp_path) == {"queued": 3} or "failed" not in state_counts(tmp_path)
+    finally:
+        assert mount("-o", "remount,rw", str(small_out))
+    wait_for(lambda: state_counts(tmp_path).get("done") == 3, 60, "documents done once space returned")
+    assert not files_in(tmp_path / "failed")
+    assert all(r["strikes"] == 0 for r in journal_rows(tmp_path))
+    assert d.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. file names are bytes: a non-UTF-8 name is processed, control characters never reach names or prints
+
+
+def test_non_utf8_and_control_character_names(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = fast_rules(tmp_path)
+    d = start_daemon(cfg)
+    d.wait_ready()
+    inbox = tmp_path / "inbox"
+    made = docgen.make_pdf(tmp_path / "made.pdf", ["Invoice number 42 for the consulting services delivered in March, payable within thirty days."])
+    _drop(inbox, b"bad\xff\xfe.pdf", made.read_bytes())
+    _drop(inbox, "new\nline.png", tiny_png_bytes("newline"))
+    _drop(inbox, "tab\tand\x1b[31mansi.png", tiny_png_bytes("escape"))
+    wait_for(lambda: state_counts(tmp_path).get("done") == 3, 90, "three documents done")
+    out = sorted(os.listdir(os.fsencode(tmp_path / "out")))
+    assert not any(c < 0x20 or c == 0x7F for name in out for c in name), out  # no control byte in a name
+    for name in out:
+        name.decode("utf-8")  # every output name is valid UTF-8
+    stems = {n.rsplit(b".", 1)[0] for n in out}
+    assert len(stems) == 3, out  # one distinct, stable stem per source
+    assert any(s.startswith(b"bad__-") for s in stems), out
+    text = next(n for n in out if n.startswith(b"bad") and n.endswith(b".txt"))
+    assert "Invoice" in (tmp_path / "out" / os.fsdecode(text)).read_text()
+    st = subprocess.run([sys.executable, "-m", "daemon", "status", "--config", str(cfg)], capture_output=True,
+                        cwd=REPO, env=daemon_env(), timeout=60)
+    assert b"\x1b" not in st.stdout and b"new\nline" not in st.stdout
+    assert b"\x1b" not in Path(d.log_path).read_bytes()
+    assert d.stop() == 0

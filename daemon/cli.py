@@ -341,7 +341,14 @@ def cmd_requeue(args: argparse.Namespace) -> int:
     else:
         journal = Journal(state_dir)
     paths = [Path(os.path.abspath(p)) for p in args.files]
-    rows = journal.recent_failures(10**9) if args.failed else [r for p in paths if (r := journal.find(p))]
+    if args.failed:  # only failed rows whose file is in the failed folder (issue 33: never another row)
+        from daemon.fsio import is_within
+
+        failed_dir = os.path.abspath(cfg.daemon.failed_dir) if cfg is not None else None
+        rows = [r for r in journal.recent_failures(10**9) if r.final_path is not None and os.path.lexists(r.final_path)
+                and (failed_dir is None or is_within(os.path.abspath(r.final_path), failed_dir))]
+    else:
+        rows = [r for p in paths if (r := journal.find(p))]
     if not args.failed:
         for p in paths:
             if journal.find(p) is None:

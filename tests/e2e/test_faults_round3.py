@@ -22,7 +22,7 @@ from pathlib import Path
 
 import docgen
 import pytest
-from conftest import REPO, daemon_env, http_url, wait_for, with_http
+from conftest import REPO, daemon_env, http_url, run_cli, wait_for, with_http
 from faultkit import fast_rules, files_in, journal_rows, mount, state_counts, tiny_png_bytes, tmpfs
 
 from daemon.journal.store import NOT_READ
@@ -212,4 +212,37 @@ def test_non_utf8_and_control_character_names(tmp_path: Path, start_daemon) -> N
                         cwd=REPO, env=daemon_env(), timeout=60)
     assert b"\x1b" not in st.stdout and b"new\nline" not in st.stdout
     assert b"\x1b" not in Path(d.log_path).read_bytes()
+    assert d.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. requeue against a running daemon: one transition, one run, no spurious failure
+
+
+def test_requeue_against_a_running_daemon_makes_exactly_one_run(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = fast_rules(tmp_path)
+    d = start_daemon(cfg)
+    d.wait_ready()
+    inbox, failed = tmp_path / "inbox", tmp_path / "failed"
+    good = tiny_png_bytes("good page")
+    _drop(inbox, "fixme.png", b"this is not an image")
+    _drop(inbox, "first.png", good)
+    _drop(inbox, "dup.png", b"nor is this")
+    wait_for(lambda: state_counts(tmp_path) == {"done": 1, "failed": 2}, 60, "one done, two failed")
+    # the user fixes the files where they lie: one with new content, one with the done file's
+    (failed / "fixme.png").write_bytes(tiny_png_bytes("fixed page"))
+    (failed / "dup.png").write_bytes(good)
+    r = run_cli("requeue", "--config", str(cfg), str(failed / "fixme.png"), str(failed / "dup.png"))
+    assert r.returncode == 0 and "2 document(s) queued" in r.stdout, r.stdout + r.stderr
+    wait_for(lambda: state_counts(tmp_path) == {"done": 3}, 60, "both requeued rows done")
+    time.sleep(3)  # a rescan (rescan_interval 2) more: nothing is taken again
+    rows = journal_rows(tmp_path)
+    assert len(rows) == 3 and {r["state"] for r in rows} == {"done"}, rows  # no new row, no superseded
+    assert d.log().count("processing fixme.png") == 1 and d.log().count("processing dup.png") == 1, d.log()
+    # requeue --failed has nothing to do now, and flips no row
+    r = run_cli("requeue", "--config", str(cfg), "--failed")
+    assert r.returncode == 0 and "0 document(s) queued" in r.stdout, r.stdout + r.stderr
+    time.sleep(2.5)
+    assert [r["state"] for r in journal_rows(tmp_path)] == ["done"] * 3
+    assert not files_in(failed), files_in(failed)
     assert d.stop() == 0

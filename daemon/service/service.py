@@ -79,6 +79,8 @@ log = logging.getLogger(__name__)
 #: Seconds between checks whether an unwritable journal can be written again (a statvfs and a
 #: one-row commit; nothing while it is writable).
 JOURNAL_CHECK_EVERY = 2.0
+#: Seconds between checks that the state lock file is still the one held (guard.StateLock.check).
+LOCK_CHECK_EVERY = 5.0
 #: Scheduler jobs that follow the inboxes (replaced on reload); the journal's own jobs stay.
 WATCH_JOBS = ("rescan", "cron-")
 
@@ -266,10 +268,24 @@ class Service:
         log.info("initial scan: %d file(s) seen in %d inbox(es)", n, len(self.cfg.inboxes))
         self.scheduler.add_job(self._check_journal, "interval", seconds=JOURNAL_CHECK_EVERY, id="journal-check",
                                max_instances=1, coalesce=True)
+        self.scheduler.add_job(self._check_state_lock, "interval", seconds=LOCK_CHECK_EVERY, id="lock-check",
+                               max_instances=1, coalesce=True)
         self._schedule_backups()
         self.scheduler.start()
         notify("READY=1")
         self._status()
+
+    def _check_state_lock(self) -> None:
+        """The state lock file still the one held (``StateLock.check``); else taken again, or,
+        when that fails, the daemon stops taking work (a clean stop) and says why."""
+        try:
+            msg = self.state_lock.check()
+        except FatalError as e:
+            log.error("%s", e)
+            self.request_stop()
+            return
+        if msg:
+            log.warning("%s", msg)
 
     def worker_count(self) -> int:
         """Documents in flight. ``auto`` (0): enough that one-page files alone keep the engine

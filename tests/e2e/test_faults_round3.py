@@ -246,3 +246,23 @@ def test_requeue_against_a_running_daemon_makes_exactly_one_run(tmp_path: Path, 
     assert [r["state"] for r in journal_rows(tmp_path)] == ["done"] * 3
     assert not files_in(failed), files_in(failed)
     assert d.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. a state lock that cannot be deleted away
+
+
+def test_removing_the_lock_file_does_not_let_a_second_daemon_run(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    cfg = fast_rules(tmp_path)
+    a = start_daemon(cfg)
+    a.wait_ready()
+    lock = tmp_path / "state" / "daemon.lock"
+    lock.unlink()
+    b = start_daemon(cfg)
+    assert b.proc.wait(timeout=60) == 5, b.log()  # ExitCode.LOCKED
+    assert "holds a lock on the folder itself" in b.log(), b.log()
+    a.wait_log("was removed or replaced; taken again", 30)  # at A's next lock check
+    assert lock.read_text().strip() == str(a.proc.pid)
+    _drop(tmp_path / "inbox", "after.png", tiny_png_bytes("still working"))
+    wait_for(lambda: state_counts(tmp_path).get("done") == 1, 60, "A still processes")
+    assert a.stop() == 0

@@ -256,6 +256,7 @@ class Service:
         self.batches = batch.Splitter(self.cfg, self.pipeline.pool)
         if self.batches.recover():
             log.info("finished scanner batch split(s) an unclean stop interrupted")
+        self.journal_health.check_space()  # too little room: not ready until probe() finds it (_check_journal)
         for i in range(self.worker_count()):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()

@@ -266,3 +266,26 @@ def test_removing_the_lock_file_does_not_let_a_second_daemon_run(tmp_path: Path,
     _drop(tmp_path / "inbox", "after.png", tiny_png_bytes("still working"))
     wait_for(lambda: state_counts(tmp_path).get("done") == 1, 60, "A still processes")
     assert a.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. one room rule for the state disk: what lets the daemon start ready is what lets it go on
+
+
+def test_state_disk_room_rule_is_the_same_at_start_and_resume(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    with tmpfs(tmp_path / "state", "8m") as state:
+        filler = state / "filler.bin"
+        filler.write_bytes(b"\0" * (6 << 20))  # ~2 MiB left: less than the 4 MiB rule (journal.health.HEADROOM)
+        cfg = with_http(fast_rules(tmp_path))
+        d = start_daemon(cfg)
+        url = http_url(d)
+        d.wait_ready()
+        _drop(tmp_path / "inbox", "wait.png", tiny_png_bytes("waiting page"))
+        code, body = wait_for(lambda: (r := _get(url, "/healthz/ready")) and r[0] == 503 and r, 30, "not ready")
+        assert "needs 4096 KiB to start or go on" in body, body
+        time.sleep(2)
+        assert state_counts(tmp_path).get("done", 0) == 0  # no document started
+        filler.unlink()  # room again: the same rule lets it go on
+        wait_for(lambda: _get(url, "/healthz/ready")[0] == 200, 30, "ready once there is room")
+        wait_for(lambda: state_counts(tmp_path).get("done") == 1, 60, "the waiting document done")
+        assert d.stop() == 0

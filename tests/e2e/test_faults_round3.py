@@ -289,3 +289,25 @@ def test_state_disk_room_rule_is_the_same_at_start_and_resume(tmp_path: Path, st
         wait_for(lambda: _get(url, "/healthz/ready")[0] == 200, 30, "ready once there is room")
         wait_for(lambda: state_counts(tmp_path).get("done") == 1, 60, "the waiting document done")
         assert d.stop() == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. quiet logs: a database outage without hooks is one line from the dispatcher, no traceback
+
+
+def test_database_outage_without_hooks_logs_one_line_not_tracebacks(tmp_path: Path, pg_server, start_daemon) -> None:  # type: ignore[no-untyped-def]
+    url = pg_server.create_db()
+    cfg = fast_rules(tmp_path, daemon={"journal_url": url, "journal_lease": 10})
+    d = start_daemon(cfg)
+    d.wait_ready()
+    pg_server.stop()
+    try:
+        time.sleep(8)  # the dispatcher polls the journal every POLL s on each of its threads
+    finally:
+        pg_server.start()
+    _drop(tmp_path / "inbox", "after.png", tiny_png_bytes("after the outage"))
+    d.wait_log("archived to", 90)
+    log = d.log()
+    assert d.stop() == 0
+    assert "hooks: dispatcher error" not in log and "Traceback" not in log, log
+    assert log.count("hooks: cannot read the journal") == 1, log

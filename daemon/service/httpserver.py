@@ -14,7 +14,10 @@ Contract:
   the socket file. ``close()`` is idempotent and safe against a retry binding concurrently.
 - A request uvicorn cannot parse is answered 400 and logged at debug level (not uvicorn's
   warning each: a scanner would fill the log).
-- Bounded: at most ``MAX_CONNECTIONS`` connections (one more is closed on accept); a client must
+- Bounded: at most ``MAX_CONNECTIONS`` connections, ``MAX_PER_CLIENT`` of one client (IP address);
+  over either bound the oldest idle connection (of that client, for its own bound) is closed to
+  make room, so a health probe is never starved by a flood of idle sockets; only when all are
+  busy is the new one closed on accept. A client must
   send a request head within ``HEAD_TIMEOUT`` of connecting or of its previous response
   (uvicorn's keep-alive timer starts only after a response, so a connection that never sends
   would stay forever); keep-alive ``KEEP_ALIVE`` seconds; listen backlog ``BACKLOG``.
@@ -52,6 +55,9 @@ RETRY_BIND = 30.0
 #: /healthz/live answers; each cost ~3.8 KiB of RSS there and one file descriptor (the systemd
 #: unit's LimitNOFILE is 65536), so 1000 bound them to ~4 MiB.
 MAX_CONNECTIONS = 1000
+#: Connections one client (one IP address; every Unix-socket client counts as one) holds at once:
+#: a quarter of ``MAX_CONNECTIONS``, so one client can never take the endpoint from the others.
+MAX_PER_CLIENT = MAX_CONNECTIONS // 4
 #: Pending connections the kernel queues before accept (Linux caps it at net.core.somaxconn,
 #: 4096 by default since 5.4); the stdlib server's 5 dropped a burst of 200.
 BACKLOG = 2048
@@ -83,11 +89,31 @@ class _Protocol(H11Protocol):
 
     _head_timer: asyncio.TimerHandle | None = None
 
+    _client: Any = None
+    _idle_since = 0.0
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
+        peer = transport.get_extra_info("peername")
+        self._client = peer[0] if isinstance(peer, tuple) and peer else "unix"
+        self._idle_since = self.loop.time()
+        mine = [c for c in self.connections if getattr(c, "_client", None) == self._client]
+        if len(mine) > MAX_PER_CLIENT:
+            pool = mine
+        elif len(self.connections) > MAX_CONNECTIONS:
+            pool = list(self.connections)
+        else:
+            self._arm_head_timer()
+            return
+        # Over a bound: the oldest idle connection (of this client, when it is the one over its
+        # own bound) makes room, so a new request -- a health probe -- always gets in; only
+        # when every connection is busy is the new one closed (issue 33: 1,100 idle sockets
+        # from one client reset 50 of 50 probes).
+        victim = min((c for c in pool if c is not self and _idle(c)), key=lambda c: getattr(c, "_idle_since", 0.0), default=None)
+        if victim is None:
             transport.close()  # connection_lost takes it out of the set again
             return
+        victim.transport.close()
         self._arm_head_timer()
 
     def _arm_head_timer(self) -> None:
@@ -103,6 +129,7 @@ class _Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self._idle_since = self.loop.time()
         if not self.transport.is_closing():
             self._arm_head_timer()
 
@@ -111,6 +138,12 @@ class _Protocol(H11Protocol):
             self._head_timer.cancel()
             self._head_timer = None
         super().connection_lost(exc)
+
+
+def _idle(c: Any) -> bool:
+    """A connection with no request in flight (none yet, or its last response sent)."""
+    cycle = getattr(c, "cycle", None)
+    return (cycle is None or cycle.response_complete) and not c.transport.is_closing()
 
 
 class _QuietClientErrors(logging.Filter):

@@ -54,6 +54,15 @@ def _sparse_pdf(path: Path, size: int, *, eof: bool = False) -> Path:
     return path
 
 
+def observe(attack: str, expected: str, observed: str) -> None:
+    """One row of bench/bench_faults.py's table: appended (JSON line) to the file named by
+    ``FAULTS_OBSERVE`` when the bench runs these tests; nothing otherwise."""
+    out = os.environ.get("FAULTS_OBSERVE")
+    if out:
+        with open(out, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"attack": attack, "expected": expected, "observed": observed}) + "\n")
+
+
 def _get(url: str, path: str, timeout: float = 5) -> tuple[int, str]:
     host, port = url.removeprefix("http://").rsplit(":", 1)
     conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
@@ -77,14 +86,17 @@ def test_huge_sparse_pdf_is_refused_at_once_and_health_stays_answering(tmp_path:
     inbox = tmp_path / "inbox"
     _sparse_pdf(inbox / "big.pdf", 8 * GIB)
     _drop(inbox, "small.png", tiny_png_bytes("hello world"))
-    worst, stop = [0.0], threading.Event()
+    worst, errors, stop = [0.0], [0], threading.Event()
 
     def probe() -> None:  # /healthz/live every 50 ms while the daemon deals with both
         while not stop.is_set():
             t = time.monotonic()
-            code, _ = _get(url, "/healthz/live", timeout=10)
+            try:
+                ok = _get(url, "/healthz/live", timeout=10)[0] == 200
+            except OSError:
+                ok = False
             worst[0] = max(worst[0], time.monotonic() - t)
-            assert code == 200
+            errors[0] += not ok
             time.sleep(0.05)
 
     th = threading.Thread(target=probe, daemon=True)
@@ -94,9 +106,12 @@ def test_huge_sparse_pdf_is_refused_at_once_and_health_stays_answering(tmp_path:
     finally:
         stop.set()
         th.join(15)
-    # answered throughout (the bug: 131 s unanswered); the < 1 s goal is bench/bench_faults.py's
-    assert worst[0] < 5.0, f"/healthz/live took {worst[0]:.2f} s"
     note = (tmp_path / "failed" / "big.pdf.error.txt").read_text()
+    observe("8 GiB sparse .pdf + a PNG dropped", "/healthz/live < 1 s throughout; failed at once, clear reason",
+            f"/healthz/live worst {worst[0]:.2f} s, {errors[0]} unanswered; {state_counts(tmp_path)}; reason: "
+            f"{next((ln for ln in note.splitlines() if 'too large' in ln), '?').strip()[:80]}")
+    # answered throughout (the bug: 131 s unanswered); the < 1 s goal is bench/bench_faults.py's
+    assert worst[0] < 5.0 and errors[0] == 0, f"/healthz/live took {worst[0]:.2f} s, {errors[0]} unanswered"
     assert "file too large: 8,192 MiB > limit 2,048 MiB" in note, note
     assert (tmp_path / "failed" / "big.pdf").stat().st_size == 8 * GIB  # moved, not lost
     big = next(r for r in journal_rows(tmp_path) if r["path"].endswith("big.pdf"))
@@ -120,6 +135,8 @@ def test_sigterm_ends_within_drain_timeout_while_a_worker_chews_a_big_pdf(tmp_pa
     d.signal(signal.SIGTERM)
     d.proc.wait(timeout=drain + 60)
     took = time.monotonic() - t
+    observe(f"SIGTERM while a worker repairs a 3 GiB sparse PDF (drain_timeout {drain})",
+            f"ends within {drain} + a few s", f"ended in {took:.1f} s, exit {d.proc.returncode}")
     assert took < drain + 5, f"SIGTERM took {took:.1f} s (drain_timeout {drain})"
     assert d.proc.returncode == 0, d.log()
     assert (inbox / "chew.pdf").exists()
@@ -161,6 +178,7 @@ def test_full_output_disk_fails_nothing_and_documents_finish_when_space_returns(
         _drop(inbox, f"full{i}.png", tiny_png_bytes(f"full disk {i}"))
     d.wait_log("waiting for the destination", 60, count=9)  # three tries each, at least
     rows = journal_rows(tmp_path)
+    full_rows = [(r["state"], r["strikes"]) for r in rows]
     assert [(r["state"], r["strikes"]) for r in rows] == [("queued", 0)] * 3, rows
     assert all("no space left on device" in r["error"] for r in rows), rows
     # visible: /status, the status page, /metrics and `ocr-daemon status`
@@ -182,6 +200,9 @@ def test_full_output_disk_fails_nothing_and_documents_finish_when_space_returns(
     finally:
         assert mount("-o", "remount,rw", str(small_out))
     wait_for(lambda: state_counts(tmp_path).get("done") == 3, 60, "documents done once space returned")
+    observe("output folder on a full 1 MiB tmpfs (then read-only), 3 PNGs", "no strike, waits visibly, done when space returns",
+            f"while full: (state, strikes) {sorted(set(full_rows))} x{len(full_rows)}; after: {state_counts(tmp_path)}, "
+            f"strikes {sum(r['strikes'] for r in journal_rows(tmp_path))}")
     assert not files_in(tmp_path / "failed")
     assert all(r["strikes"] == 0 for r in journal_rows(tmp_path))
     assert d.stop() == 0
@@ -202,6 +223,8 @@ def test_non_utf8_and_control_character_names(tmp_path: Path, start_daemon) -> N
     _drop(inbox, "tab\tand\x1b[31mansi.png", tiny_png_bytes("escape"))
     wait_for(lambda: state_counts(tmp_path).get("done") == 3, 90, "three documents done")
     out = sorted(os.listdir(os.fsencode(tmp_path / "out")))
+    observe("names bad\\xff\\xfe.pdf, new\\nline.png, tab\\t\\x1b[31m.png", "processed; safe, unique output names",
+            f"{state_counts(tmp_path)}; outputs {sorted({n.rsplit(b'.', 1)[0].decode('utf-8', 'backslashreplace') for n in out})}")
     assert not any(c < 0x20 or c == 0x7F for name in out for c in name), out  # no control byte in a name
     for name in out:
         name.decode("utf-8")  # every output name is valid UTF-8
@@ -239,6 +262,10 @@ def test_requeue_against_a_running_daemon_makes_exactly_one_run(tmp_path: Path, 
     wait_for(lambda: state_counts(tmp_path) == {"done": 3}, 60, "both requeued rows done")
     time.sleep(3)  # a rescan (rescan_interval 2) more: nothing is taken again
     rows = journal_rows(tmp_path)
+    observe("requeue (fixed file; file = a done one's content) against a running daemon",
+            "one run each, no new row, no failure",
+            f"rows {[r['state'] for r in rows]}; runs fixme {d.log().count('processing fixme.png')}, "
+            f"dup {d.log().count('processing dup.png')}")
     assert len(rows) == 3 and {r["state"] for r in rows} == {"done"}, rows  # no new row, no superseded
     assert d.log().count("processing fixme.png") == 1 and d.log().count("processing dup.png") == 1, d.log()
     # requeue --failed has nothing to do now, and flips no row
@@ -261,6 +288,8 @@ def test_removing_the_lock_file_does_not_let_a_second_daemon_run(tmp_path: Path,
     lock = tmp_path / "state" / "daemon.lock"
     lock.unlink()
     b = start_daemon(cfg)
+    b.proc.wait(timeout=60)
+    observe("rm state/daemon.lock, then a second `run`", "refused (exit 5)", f"second daemon exit {b.proc.returncode}")
     assert b.proc.wait(timeout=60) == 5, b.log()  # ExitCode.LOCKED
     assert "holds a lock on the folder itself" in b.log(), b.log()
     a.wait_log("was removed or replaced; taken again", 30)  # at A's next lock check
@@ -284,6 +313,8 @@ def test_state_disk_room_rule_is_the_same_at_start_and_resume(tmp_path: Path, st
         d.wait_ready()
         _drop(tmp_path / "inbox", "wait.png", tiny_png_bytes("waiting page"))
         code, body = wait_for(lambda: (r := _get(url, "/healthz/ready")) and r[0] == 503 and r, 30, "not ready")
+        observe("start with ~2 MiB free on the state fs, then free it", "not ready at start (same rule as resume); ready once room",
+                f"at start: {code} {body.strip()[:70]}")
         assert "needs 4096 KiB to start or go on" in body, body
         time.sleep(2)
         assert state_counts(tmp_path).get("done", 0) == 0  # no document started
@@ -311,6 +342,8 @@ def test_database_outage_without_hooks_logs_one_line_not_tracebacks(tmp_path: Pa
     d.wait_log("archived to", 90)
     log = d.log()
     assert d.stop() == 0
+    observe("8 s PostgreSQL outage, no hooks", "no traceback; one line per outage",
+            f"tracebacks {log.count('Traceback')}; dispatcher lines {log.count('hooks: cannot read the journal')}")
     assert "hooks: dispatcher error" not in log and "Traceback" not in log, log
     assert log.count("hooks: cannot read the journal") == 1, log
 
@@ -339,6 +372,8 @@ def test_idle_connection_flood_from_one_client_does_not_starve_health_probes(tmp
             except OSError:
                 pass
             worst = max(worst, time.monotonic() - t)
+        observe("1,100 idle sockets from one client, 50 probes from the same address", "50/50 answered, < 1 s",
+                f"{answered}/50 answered, worst {worst:.2f} s")
         # every probe answered (the bug: 50 of 50 reset); the < 1 s goal is bench/bench_faults.py's
         assert answered == 50 and worst < 5.0, (answered, worst)
     finally:

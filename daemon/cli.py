@@ -251,7 +251,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         if args.json:
             from daemon.journal import deliveries
 
-            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "recent_failures": [],
+            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "waiting_for_space": [], "recent_failures": [],
                               "hooks": deliveries.summary(None)}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")

@@ -39,7 +39,7 @@ def run(n: int, delay: float) -> float:
             if len(done) == n:
                 all_done.set()
 
-        tracker = StabilityTracker(on_stable, lambda p: None, lambda inbox: delay)
+        tracker = StabilityTracker(on_stable, lambda p, inbox: None, lambda inbox: delay)
         tracker.start()
         try:
             time.sleep(0.1)  # the thread is asleep when the files come, as in a running daemon

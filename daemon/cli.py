@@ -37,6 +37,7 @@ from daemon.config import (
 from daemon.config.validate import http_notes, http_problems
 from daemon.errors import ConfigError, ExitCode, FatalError, TransientError, exit_code_for
 from daemon.models import format_duration
+from daemon.names import for_log
 
 #: Exit code after the output's reader went away (128 + SIGPIPE, as a shell reports a tool it killed).
 EXIT_BROKEN_PIPE = 141
@@ -261,7 +262,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         if args.json:
             from daemon.journal import deliveries
 
-            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "recent_failures": [],
+            print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "waiting_for_space": [], "recent_failures": [],
                               "hooks": deliveries.summary(None)}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
@@ -295,7 +296,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             eta = f", ETA {format_duration(p.eta_s)}" if p.eta_s is not None else ""
             resumed = f" ({p.resumed} resumed)" if p.resumed else ""
             held = next((f" [{i['held_by']}]" for i in summary["in_progress"] if i["id"] == p.doc_id and "held_by" in i), "")
-            print(f"  {p.tag} {p.path.name}: {p.pages_done}/{total} pages{resumed}, {p.pages_per_s:.2f} pages/s{eta}{held}")
+            print(f"  {p.tag} {for_log(p.path.name)}: {p.pages_done}/{total} pages{resumed}, {p.pages_per_s:.2f} pages/s{eta}{held}")
     if "daemons" in summary:
         print("daemons of this journal:")
         for d in summary["daemons"]:
@@ -310,13 +311,20 @@ def cmd_status(args: argparse.Namespace) -> int:
             of = f" of {r['max_attempts']}" if r["max_attempts"] else ""
             wait = r["next_try"] - now
             when = f"next try in {format_duration(wait)}" if wait > 0 else "being tried again now"
-            print(f"  doc-{r['id']} {Path(r['path']).name}: attempt {r['attempts']}{of} failed, {when}: {r['error']}")
+            print(f"  doc-{r['id']} {for_log(Path(r['path']).name)}: attempt {r['attempts']}{of} failed, {when}: {for_log(r['error'] or '')}")
+    if summary.get("waiting_for_space"):
+        print("waiting for a full or read-only destination (not counted as tries; they go on when it can be written):")
+        now = time.time()
+        for r in summary["waiting_for_space"]:
+            wait = r["next_try"] - now
+            when = f"next try in {format_duration(wait)}" if wait > 0 else "being tried again now"
+            print(f"  doc-{r['id']} {for_log(Path(r['path']).name)}: {when}: {for_log(r['error'] or '')}")
     if fails:
         print("recent failures:")
         for f in fails:
-            print(f"  doc-{f.id} {f.path.name}: {f.error}")
+            print(f"  doc-{f.id} {for_log(f.path.name)}: {for_log(f.error or '')}")
             if f.final_path:
-                print(f"      now at {f.final_path}")
+                print(f"      now at {for_log(f.final_path)}")
     if any(summary["hooks"][k] for k in ("pending", "failed", "delivered")):  # else not even the import
         from daemon.service.hooks import status_lines
 
@@ -344,18 +352,25 @@ def cmd_requeue(args: argparse.Namespace) -> int:
     else:
         journal = Journal(state_dir)
     paths = [Path(os.path.abspath(p)) for p in args.files]
-    rows = journal.recent_failures(10**9) if args.failed else [r for p in paths if (r := journal.find(p))]
+    if args.failed:  # only failed rows whose file is in the failed folder (issue 33: never another row)
+        from daemon.fsio import is_within
+
+        failed_dir = os.path.abspath(cfg.daemon.failed_dir) if cfg is not None else None
+        rows = [r for r in journal.recent_failures(10**9) if r.final_path is not None and os.path.lexists(r.final_path)
+                and (failed_dir is None or is_within(os.path.abspath(r.final_path), failed_dir))]
+    else:
+        rows = [r for p in paths if (r := journal.find(p))]
     if not args.failed:
         for p in paths:
             if journal.find(p) is None:
-                print(f"{p}: not in the journal", file=sys.stderr)
+                print(f"{for_log(p)}: not in the journal", file=sys.stderr)
     n = 0
     for row in rows:
         queued, msg = restore(journal, row)  # the failed folder's move and note undone
         if msg:
             print(msg, file=sys.stderr)
         if queued:
-            print(f"doc-{row.id}: queued again ({row.path.name})")
+            print(f"doc-{row.id}: queued again ({for_log(row.path.name)})")
             n += 1
     print(f"{n} document(s) queued; a running daemon picks them up at its next rescan (daemon.rescan_interval)")
     return ExitCode.OK if n or args.failed else ExitCode.FAILURES

@@ -8,6 +8,8 @@ Contract:
   busy/restarting, disk full, destination read-only, file locked). The document is retried with
   exponential backoff (capped at ``daemon.retry_backoff_max``) and never sent to the failed
   folder for this reason: once the disk has room again or the engine is back, it goes through.
+- ``NoSpaceError`` (transient, not counted): the destination is full or read-only; the
+  document waits (no strike) until it can be written.
 - ``WorkerCrash`` (transient, counted): the render worker died or hit its time/memory limit on
   this file; after ``daemon.max_attempts`` such tries the document is failed.
 - ``EngineDeadError``: the OCR engine itself is gone; in-flight pages are re-queued and the engine
@@ -50,6 +52,12 @@ class InputError(OcrDaemonError):
 
 class TransientError(OcrDaemonError):
     """A temporary problem; the document is retried later."""
+
+
+class NoSpaceError(TransientError):
+    """The destination cannot take a write: full (ENOSPC), over quota (EDQUOT) or read-only
+    (EROFS). Not counted: nothing is wrong with the document, so it waits with backoff, with
+    this reason shown, for as long as it takes (``pipeline._wait_for_space``)."""
 
 
 class WorkerCrash(TransientError):

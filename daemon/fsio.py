@@ -5,7 +5,8 @@ Contract:
   folder. Readers never see a partial output; a crash leaves at most a hidden ``.*.ocr-tmp`` file
   (which the watcher ignores) that the next write of the same output replaces.
 - ``plan_output_set`` picks the output names for a document: ``<stem>.<ext>``, or ``<stem>-N.<ext>``
-  when a *different* file already has the name. Paths this document already owns (recorded in
+  when a *different* file already has the name. The stem is ``safe_stem``'s: no control
+  characters, valid UTF-8 (issue 33: ``new\\nline.txt`` was written as it came). Paths this document already owns (recorded in
   the journal before a crash) are reused, so a repeat writes the same names, never a second set.
 - ``is_within(path, folder)`` is the one "is this path that folder or inside it" test: whole path
   components (``/srv/inbox2`` is not inside ``/srv/inbox``), no file system access; callers
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import logging
 import os
 from collections.abc import Callable, Set
 from pathlib import Path, PurePath
 
-from daemon.errors import TransientError
+from daemon.errors import NoSpaceError, TransientError
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,14 @@ def _transient(e: OSError, what: str) -> TransientError:
         errno.EACCES: "permission denied",
         errno.EPERM: "operation not permitted",
     }.get(e.errno or 0, e.strerror or str(e))
+    if e.errno in _NO_SPACE:
+        return NoSpaceError(f"{what}: {msg}")
     return TransientError(f"{what}: {msg}")
+
+
+#: Errors of a destination that cannot take writes now (full, over quota, read-only): not the
+#: document's fault, so it waits for them uncounted (errors.NoSpaceError).
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 
 def _write_temp(path: Path, data: bytes) -> Path:
@@ -135,12 +144,27 @@ def remove_stale_temp(path: Path) -> None:
         (path.parent / f".{path.name}.ocr-tmp").unlink()
 
 
+def safe_stem(stem: str) -> str:
+    """An output name's stem made safe for people and tools: every control character (newline,
+    tab, ESC...) and every byte that is not UTF-8 becomes ``_``; when anything was replaced, a
+    6-hex-digit hash of the original name's bytes is appended, so two names that differ only
+    there (``a\\nb``, ``a\\tb``) still get different, stable outputs (the same source name always
+    gives the same stem, whatever order files come in)."""
+    raw = os.fsencode(stem)
+    text = raw.decode("utf-8", "replace")
+    clean = "".join("_" if (not c.isprintable() and c != " ") or c == "\ufffd" else c for c in text)
+    if clean == text and "\ufffd" not in text:
+        return stem
+    return f"{clean}-{hashlib.sha256(raw).hexdigest()[:6]}"
+
+
 def plan_output_set(
     dest: Path, stem: str, names_for: Callable[[str], list[str]], owned: set[Path], taken: set[Path] | None = None
 ) -> tuple[str, list[Path]]:
     """Choose the stem whose output names collide with nothing but files this document owns.
     ``taken``: names other unfinished documents have planned (not on disk yet) -- also avoided."""
     taken = taken or set()
+    stem = safe_stem(stem)
     first = names_for(stem)
     tail = max((len(os.fsencode(n)) for n in first), default=0) - len(os.fsencode(stem))
     stem = fit_stem(stem, max(0, tail) + _RESERVE)

@@ -194,6 +194,12 @@ class InboxCfg(Strict):
     invalid_grace: float = Field(
         30.0, ge=0, examples=[120], description="seconds a stable file that does not open waits before it is failed"
     )
+    # daemon/intake/contentcheck.py: a file over it is failed at once, never read (issue 33)
+    max_file_mb: int = Field(
+        2048, ge=1, examples=[4096],
+        description="MiB: a bigger file is failed at once (never opened nor hashed) with the reason in its "
+        "`.error.txt`; 2048 holds a 1,000-page 300 dpi colour scan",
+    )
     schedule: str | None = Field(
         None, examples=["0 2 * * *"], description="cron expression (`0 2 * * *`): process this inbox only at these times"
     )

@@ -134,9 +134,8 @@ def part_info(path: Path) -> dict[str, Any] | None:
         with open(path, "rb") as f:
             if not f.read(1024).lstrip().startswith(b"%PDF"):
                 return None
-        import pymupdf
 
-        doc = pymupdf.open(str(path), filetype="pdf")
+        doc = probe.mupdf_open(path)
     except Exception:
         return None
     try:

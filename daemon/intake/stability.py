@@ -3,10 +3,13 @@
 Contract:
 - ``notice(candidate)`` is cheap and thread-safe; the watcher's callbacks call it and return.
 - A tracked file is handed to ``on_stable`` when its size and mtime have not changed for the
-  inbox's ``stability_delay`` AND it opens as what it claims (``probe`` returns None).
+  inbox's ``stability_delay`` AND it opens as what it claims (``probe(path, inbox)`` returns None;
+  the daemon's is ``daemon.intake.contentcheck.check``, which never parses the file here).
 - A file that stays unchanged but never opens (a corrupt or mislabelled file) is handed on anyway
   after the inbox's ``invalid_grace`` seconds, so the pipeline can send it to the failed folder with the
   probe's reason -- bad input is never silently left behind.
+- A probe reason that is a ``contentcheck.Refused`` (a file over ``inboxes[].max_file_mb``) is
+  final: the file is handed on at once with it, without waiting ``invalid_grace``.
 - A file that disappears is forgotten. Each path is handed on at most once per tracking; if it
   changes again later, it is tracked again (the journal decides whether it is new).
 - ``on_stable`` runs on the tracker's own thread; it must not block for long.
@@ -28,7 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from daemon.intake.contentcheck import Refused
 from daemon.models import Candidate
+from daemon.names import for_log
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +56,7 @@ class StabilityTracker:
     def __init__(
         self,
         on_stable: Callable[[Candidate, str | None], None],
-        probe: Callable[[Path], str | None],
+        probe: Callable[[Path, str], str | None],
         delay_for: Callable[[str], float],
         *,
         grace_for: Callable[[str], float] | None = None,
@@ -166,13 +171,17 @@ class StabilityTracker:
                 self._on_stable(t.cand, special)
                 continue
             t.last_probe = now
-            reason = self._probe(path)
+            reason = self._probe(path, t.cand.inbox)
             if reason is None:
                 del self._tracked[path]
                 self._on_stable(t.cand, None)
+            elif isinstance(reason, Refused):
+                del self._tracked[path]
+                log.info("%s: %s; passing it on to fail it", for_log(path.name), reason)
+                self._on_stable(t.cand, reason)
             elif stable_for >= max(self._grace_for(t.cand.inbox), self._delay_for(t.cand.inbox)):
                 del self._tracked[path]
-                log.info("%s: unchanged for %.0fs but does not open (%s); passing it on to fail it", path.name, stable_for, reason)
+                log.info("%s: unchanged for %.0fs but does not open (%s); passing it on to fail it", for_log(path.name), stable_for, reason)
                 self._on_stable(t.cand, reason)
 
 

@@ -1,7 +1,9 @@
 """The daemon's hold on its state folder, and the checks made before its journal is used.
 
 Contract:
-- ``StateLock(state_dir)``: an exclusive ``fcntl.flock`` on ``<state_dir>/daemon.lock``, taken
+- ``StateLock(state_dir)``: an exclusive ``fcntl.flock`` on ``<state_dir>/daemon.lock`` and one
+  on the state folder itself (a descriptor of the directory: a removed lock file must not let
+  a second daemon in; ``check()`` at heartbeat takes a removed or replaced file again), taken
   before the journal is opened (so before its recovery re-queues anything) and held for the
   process's life; the kernel drops it when the process ends, ``kill -9`` included, so it is
   never stale. A second daemon, ``once`` or ``journal rebuild``/``restore`` on the same state
@@ -73,13 +75,60 @@ class StateLock:
                 "stop it first, or give this one its own daemon.state_dir",
                 ExitCode.LOCKED,
             ) from None
+        # The folder itself is locked too: ``rm daemon.lock`` lets a second daemon lock a new
+        # file of that name (issue 33), but the folder cannot be deleted under a running daemon
+        # (its journal is in it), so its flock is the one that cannot be removed away.
+        self._dir_fd: int | None = os.open(state_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(self._dir_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.release()
+            raise FatalError(
+                f"another ocr-daemon is using the state folder {state_dir} (it holds a lock on the folder itself; "
+                f"its {LOCK_NAME} was removed or replaced, so its pid is unknown); stop it first, or give this one "
+                "its own daemon.state_dir",
+                ExitCode.LOCKED,
+            ) from None
+        self._write_pid()
+
+    def _write_pid(self) -> None:
+        assert self._fd is not None
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+
+    def check(self) -> str | None:
+        """At heartbeat: None while ``daemon.lock`` is still the file whose lock we hold (same
+        inode). Else the file is taken again -- safe, the folder's own lock is still ours, so no
+        other daemon can hold the new one -- and the message says what happened; a file that
+        cannot be taken again is a ``FatalError`` (the caller stops taking work)."""
+        if self._fd is None:
+            return None
+        held = os.fstat(self._fd)
+        try:
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino):
+                return None
+        except FileNotFoundError:
+            pass
+        old, self._fd = self._fd, None
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._write_pid()
+        except OSError as e:
+            raise FatalError(f"the state lock {self.path} was removed or replaced and cannot be taken again "
+                             f"({e.strerror}); stopping", ExitCode.LOCKED) from e
+        finally:
+            os.close(old)
+        return f"the state lock {self.path} was removed or replaced; taken again (the folder's own lock was held throughout)"
 
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)  # closing the only descriptor drops the flock
             self._fd = None
+        if getattr(self, "_dir_fd", None) is not None:
+            os.close(self._dir_fd)  # type: ignore[arg-type]
+            self._dir_fd = None
 
 
 def open_state(cfg: Config) -> tuple[Journal, StateLock]:

@@ -10,6 +10,8 @@ Contract:
   filesystem, a journal that passes ``quick_check`` when the error said "damaged", and a real
   small write that commits. A small write that happens to fit into space SQLite already had
   does not flip readiness back and forth while the disk is still full.
+- ``check_space()`` at start applies ``probe``'s room rule: the room that lets the daemon go on
+  after a full disk is the room it needs to start ready (one threshold, ``HEADROOM``).
 - ``wait(timeout)``: block until writable (True) or ``timeout`` passes (False).
 - Thread-safe; nothing here raises.
 """
@@ -80,6 +82,26 @@ class JournalHealth:
             return (f"the journal {self.journal.path} is damaged ({error}): stop the daemon and recover it "
                     "(ocr-daemon journal restore or rebuild; docs/reliability.md)")
         return f"the journal {self.journal.path} cannot be written ({error}); documents wait until it can"
+
+    def check_space(self) -> bool:
+        """At start: the same rule as ``probe``'s for going on (``HEADROOM`` free on the state
+        folder's filesystem). Less, and the journal is marked unwritable -- the daemon starts not
+        ready and takes no document -- until ``probe`` finds the room (issue 33: it had started
+        ready with 1864 KiB free, then stayed not ready for good with 1408 KiB freed after a full
+        disk). True when there is room."""
+        try:
+            st = os.statvfs(self.journal.state_dir)
+            free = st.f_bavail * st.f_frsize
+        except OSError:
+            return True  # the first write says more than a failed statvfs
+        if free >= self.headroom:
+            return True
+        with self._lock:
+            self._problem = (f"{free // 1024} KiB free on the state folder's filesystem; needs "
+                             f"{self.headroom // 1024} KiB to start or go on (docs/reliability.md)")
+            self._ok.clear()
+        log.error("the journal's folder has too little room: %s; no document is started until it has", self._problem)
+        return False
 
     def probe(self) -> bool:
         """Writable again? (see the module contract). Clears the mark and returns True if so."""

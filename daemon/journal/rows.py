@@ -187,11 +187,16 @@ def _doc(row: sqlite3.Row) -> Document:
     return _row(row).document
 
 
+#: The start of the ``error`` of a document that waits for its destination to take writes again
+#: (full, over quota, read-only: ``errors.NoSpaceError``); such a row has no strike for it.
+WAITING_FOR_SPACE = "waiting for the destination: "
+
+
 def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, Any]:
     """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
     with): documents by state, the documents in progress with their page progress, the documents
     waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
-    config is known), the ten most recent failures with their reasons, and the hooks' deliveries
+    config is known), those waiting for a full or read-only destination (uncounted), the ten most recent failures with their reasons, and the hooks' deliveries
     (pending and failed); with a shared journal, every daemon of it (host, pid, last heartbeat,
     pages/s) and which one holds each document in progress (``held_by``). Read-only."""
     from daemon.journal import deliveries
@@ -205,6 +210,10 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
             {"id": r.id, "path": str(r.path), "attempts": r.strikes, "max_attempts": max_attempts, "error": r.error,
              "next_try": round(r.not_before, 3), "state": r.state.value}
             for r in journal.retrying()
+        ],
+        "waiting_for_space": [
+            {"id": r.id, "path": str(r.path), "error": r.error, "next_try": round(r.not_before, 3)}
+            for r in journal.waiting_for_space()
         ],
         "recent_failures": [
             {"id": f.id, "path": str(f.path), "error": f.error,

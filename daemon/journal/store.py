@@ -51,6 +51,7 @@ from pathlib import Path
 
 from daemon.errors import ExitCode, FatalError
 from daemon.journal.rows import (
+    WAITING_FOR_SPACE,
     Admission,
     AdmitAction,
     JournalRow,
@@ -392,6 +393,36 @@ class Journal:
                 )
         return ids
 
+    def requeue_row(
+        self, doc_id: int, *, path: Path, size: int, mtime: float, sha256: str, expect: str,
+    ) -> str | None:
+        """``requeue`` of one row as one transition (issue 33): back to ``queued`` with the file it
+        will read now -- ``path`` and that file's size, mtime and sha256 -- so the watcher, seeing the
+        file come back, recognises the row (admit: KNOWN) instead of taking a new document, and
+        the pipeline does not find it "changed". Only if the row is still in ``expect`` state
+        and no other row holds that file (path and content) already. Pages recorded for other content are dropped. Returns None when
+        queued, else why not."""
+        with self._tx() as db:
+            row = db.execute("SELECT state, sha256 FROM documents WHERE id=?", (doc_id,)).fetchone()
+            if row is None:
+                return "not in the journal"
+            if row["state"] != expect:
+                return f"is {row['state']} now (it was {expect}); left as it is"
+            other = db.execute(
+                "SELECT id, state FROM documents WHERE id<>? AND path=? AND sha256=? AND state IN ('queued','processing','done','duplicate')",
+                (doc_id, db_path(path), sha256),
+            ).fetchone()
+            if other is not None:
+                return f"the file is doc-{other['id']} ({other['state']}) already: the running daemon took it"
+            if row["sha256"] != sha256:
+                self._drop_pages(db, doc_id)
+            db.execute(
+                "UPDATE documents SET state='queued', path=?, size=?, mtime=?, sha256=?, final_path=NULL, not_before=0,"
+                " attempts=0, strikes=0, error=NULL, updated=? WHERE id=?",
+                (db_path(path), size, mtime, sha256, time.time(), doc_id),
+            )
+        return None
+
     def move_source(self, doc_id: int, new_path: Path) -> None:
         """The source file now lives at ``new_path`` (e.g. ``requeue`` of a file in the failed folder)."""
         with self._tx() as db:
@@ -566,6 +597,15 @@ class Journal:
         rows = self._conn().execute(
             "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
             " ORDER BY not_before LIMIT ?", (limit,)
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def waiting_for_space(self, limit: int = 100) -> list[JournalRow]:
+        """Documents waiting for a full or read-only destination (``rows.WAITING_FOR_SPACE``; no
+        strike for it), soonest next try first."""
+        rows = self._conn().execute(
+            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND error LIKE ?"
+            " ORDER BY not_before LIMIT ?", (WAITING_FOR_SPACE + "%", limit)
         ).fetchall()
         return [_row(r) for r in rows]
 

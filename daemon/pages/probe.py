@@ -44,7 +44,7 @@ from PIL import Image, ImageFile, UnidentifiedImageError
 from daemon.errors import InputError
 from daemon.models import RenderOptions
 
-__all__ = ["probe", "page_count", "sniff", "classify", "open_pdf", "open_image", "check_pixels", "image_frames", "short",
+__all__ = ["probe", "mupdf_open", "page_count", "sniff", "classify", "open_pdf", "open_image", "check_pixels", "image_frames", "short",
            "corrupt_pdf_errors", "KIND_WORDS"]
 
 log = logging.getLogger(__name__)
@@ -154,6 +154,22 @@ def classify(path: Path) -> tuple[str, bytes]:
 # --------------------------------------------------------------------------- probe
 
 
+def mupdf_open(path: Path) -> pymupdf.Document:
+    """``pymupdf.open`` of a PDF file by its bytes name. MuPDF takes a UTF-8 file name: a name
+    that is not UTF-8 (``bad\\xff.pdf``, a str with surrogates here) failed as "Failed to open
+    file" (issue 33), so such a file is opened through ``/proc/self/fd`` of a descriptor of it
+    (MuPDF opens its own descriptor from that name; ours is closed at once)."""
+    try:
+        os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            return pymupdf.open(f"/proc/self/fd/{fd}", filetype="pdf")
+        finally:
+            os.close(fd)
+    return pymupdf.open(str(path), filetype="pdf")
+
+
 def _tail(path: Path, n: int = 2048) -> bytes:
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
@@ -164,7 +180,7 @@ def _tail(path: Path, n: int = 2048) -> bytes:
 
 def _probe_pdf(path: Path) -> str | None:
     try:
-        doc = pymupdf.open(str(path), filetype="pdf")
+        doc = mupdf_open(path)
     except Exception as e:  # pymupdf raises FileDataError/RuntimeError/ValueError variously
         return f"corrupt PDF ({short(e)})"
     try:
@@ -303,7 +319,7 @@ def probe(path: Path) -> str | None:
 
 def open_pdf(path: Path) -> pymupdf.Document:
     try:
-        doc = pymupdf.open(str(path), filetype="pdf")
+        doc = mupdf_open(path)
     except Exception as e:
         raise InputError(f"corrupt PDF ({short(e)})") from e
     if doc.needs_pass:

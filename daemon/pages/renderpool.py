@@ -31,6 +31,7 @@ Contract:
   'SwigPyObject'" in place of MuPDF's reason). Its result is sent back as it is.
 - Workers are forkserver children (the multi-threaded daemon is never forked) with an
   address-space limit (``memory_mb``), so a decompression bomb kills a worker, not the daemon.
+- ``close(kill=True)`` kills the workers before waiting for them (the drain's deadline).
 - Workers are waited for: ``close()`` shuts the process pool down with ``wait=True`` (each worker
   joined), and the last open ``RenderPool`` of the process then stops multiprocessing's forkserver
   and resource tracker and reaps them (``stop_helpers``). The workers are the forkserver's
@@ -427,8 +428,10 @@ class RenderPool:
             with contextlib.suppress(Exception):
                 f.result(timeout=120)
 
-    def close(self) -> None:
-        """Fail waiting tasks, stop the dispatcher and the workers."""
+    def close(self, *, kill: bool = False) -> None:
+        """Fail waiting tasks, stop the dispatcher and the workers. ``kill``: kill the workers
+        first rather than wait for their tasks (a drain whose deadline passed: a worker busy with
+        a huge file must not hold the stop past ``drain_timeout``; issue 33 saw 109 s)."""
         global _open_pools
         with self._cond:
             if self._closed:
@@ -442,6 +445,10 @@ class RenderPool:
             if task.running() or task.set_running_or_notify_cancel():
                 task.set_exception(BrokenProcessPool("the render pool was closed"))
         if pool is not None:
+            if kill:
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    with contextlib.suppress(Exception):
+                        proc.kill()
             pool.shutdown(wait=True, cancel_futures=True)
         with _open_lock:
             _open_pools -= 1

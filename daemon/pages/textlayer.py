@@ -64,7 +64,7 @@ import pymupdf
 
 from daemon.models import PageText, RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
-from daemon.pages import render
+from daemon.pages import probe, render
 from daemon.pages.tablecheck import check, overlapping, tokens
 from daemon.pages.tables import (
     Grid,
@@ -512,7 +512,7 @@ def _open(path: Path) -> pymupdf.Document:
     doc = _OPEN.get(key)
     if doc is not None and not doc.is_closed:
         return doc
-    doc = pymupdf.open(str(path), filetype="pdf")
+    doc = probe.mupdf_open(path)
     while len(_OPEN) >= _OPEN_MAX:
         old = _OPEN.pop(next(iter(_OPEN)))
         old.close()

@@ -39,6 +39,7 @@ import contextlib
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -140,6 +141,8 @@ class Dispatcher:
         self._procs: set[subprocess.Popen[bytes]] = set()
         self._procs_lock = threading.Lock()
         self._workers: list[threading.Thread] = []
+        self._down = False  # the journal failed a read: its outage was logged (once)
+        self._down_lock = threading.Lock()
 
     # -- the daemon's threads --------------------------------------------------------------
 
@@ -179,6 +182,7 @@ class Dispatcher:
             try:
                 with self._cv:
                     d, wait = self._claim()
+                    self._journal_back()
                     if d is None:
                         self._cv.wait(timeout=wait)
                         continue
@@ -188,10 +192,27 @@ class Dispatcher:
                 finally:
                     with self._cv:
                         self._in_flight.discard(d.id)
-            except Exception:  # a busy or broken journal: never end the thread
+            except sqlite3.Error as e:  # the journal is away (an outage): one line for it, no traceback a try
+                self._journal_away(e)
+                self._stop.wait(STOP_GRACE)
+            except Exception:  # a bug: never end the thread
                 log.exception("hooks: dispatcher error; trying again in %.0fs", STOP_GRACE)
                 self._stop.wait(STOP_GRACE)
         self.journal.close()  # this thread's connection
+
+    def _journal_away(self, e: BaseException) -> None:
+        """One log line per journal outage, whichever thread sees it first (issue 33: 40
+        tracebacks in one outage, with no hook configured)."""
+        with self._down_lock:
+            first, self._down = not self._down, True
+        if first:
+            log.warning("hooks: cannot read the journal (%s); deliveries wait until it is back", e)
+
+    def _journal_back(self) -> None:
+        with self._down_lock:
+            was, self._down = self._down, False
+        if was:
+            log.info("hooks: the journal is back; deliveries go on")
 
     def _claim(self) -> tuple[Delivery | None, float]:
         """(the next due delivery, marked in flight; 0) or (None, seconds until one may be due)."""

@@ -14,7 +14,10 @@ Contract:
   the socket file. ``close()`` is idempotent and safe against a retry binding concurrently.
 - A request uvicorn cannot parse is answered 400 and logged at debug level (not uvicorn's
   warning each: a scanner would fill the log).
-- Bounded: at most ``MAX_CONNECTIONS`` connections (one more is closed on accept); a client must
+- Bounded: at most ``MAX_CONNECTIONS`` connections, ``MAX_PER_CLIENT`` of one client (IP address);
+  over either bound the oldest idle connection (of that client, for its own bound) is closed to
+  make room, so a health probe is never starved by a flood of idle sockets; only when all are
+  busy is the new one closed on accept. A client must
   send a request head within ``HEAD_TIMEOUT`` of connecting or of its previous response
   (uvicorn's keep-alive timer starts only after a response, so a connection that never sends
   would stay forever); keep-alive ``KEEP_ALIVE`` seconds; listen backlog ``BACKLOG``.
@@ -52,6 +55,9 @@ RETRY_BIND = 30.0
 #: /healthz/live answers; each cost ~3.8 KiB of RSS there and one file descriptor (the systemd
 #: unit's LimitNOFILE is 65536), so 1000 bound them to ~4 MiB.
 MAX_CONNECTIONS = 1000
+#: Connections one client (one IP address; every Unix-socket client counts as one) holds at once:
+#: a quarter of ``MAX_CONNECTIONS``, so one client can never take the endpoint from the others.
+MAX_PER_CLIENT = MAX_CONNECTIONS // 4
 #: Pending connections the kernel queues before accept (Linux caps it at net.core.somaxconn,
 #: 4096 by default since 5.4); the stdlib server's 5 dropped a burst of 200.
 BACKLOG = 2048
@@ -83,11 +89,33 @@ class _Protocol(H11Protocol):
 
     _head_timer: asyncio.TimerHandle | None = None
 
+    _client: Any = None
+    _idle_since = 0.0
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
+        peer = transport.get_extra_info("peername")
+        self._client = peer[0] if isinstance(peer, tuple) and peer else "unix"
+        self._idle_since = self.loop.time()
+        mine = _clients(self.server_state).setdefault(self._client, {})
+        mine[self] = None  # in order of idle-since: on_response_complete moves it to the end
+        # Over a bound: the oldest idle connection (of this client, when it is the one over its
+        # own bound) makes room, so a new request -- a health probe -- always gets in; only
+        # when every connection is busy is the new one closed (issue 33: 1,100 idle sockets
+        # from one client reset 50 of 50 probes). The per-client walk stops at the first idle
+        # one (the oldest are idle): O(1) an accept, not a scan of every connection.
+        if len(mine) > MAX_PER_CLIENT:
+            victim = next((c for c in mine if c is not self and _idle(c)), None)
+        elif len(self.connections) > MAX_CONNECTIONS:
+            victim = min((c for c in self.connections if c is not self and _idle(c)),
+                         key=lambda c: getattr(c, "_idle_since", 0.0), default=None)
+        else:
+            self._arm_head_timer()
+            return
+        if victim is None:
             transport.close()  # connection_lost takes it out of the set again
             return
+        victim.transport.close()
         self._arm_head_timer()
 
     def _arm_head_timer(self) -> None:
@@ -103,6 +131,10 @@ class _Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self._idle_since = self.loop.time()
+        mine = _clients(self.server_state).get(self._client)
+        if mine is not None and mine.pop(self, 0) is None:
+            mine[self] = None  # now the newest idle one of its client
         if not self.transport.is_closing():
             self._arm_head_timer()
 
@@ -110,7 +142,29 @@ class _Protocol(H11Protocol):
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
+        clients = _clients(self.server_state)
+        mine = clients.get(self._client)
+        if mine is not None:
+            mine.pop(self, None)
+            if not mine:
+                del clients[self._client]
         super().connection_lost(exc)
+
+
+def _clients(state: Any) -> dict[Any, dict[Any, None]]:
+    """The server's connections by client (IP address, or "unix"), each oldest idle first; kept
+    on uvicorn's per-server state, touched only on its event loop."""
+    clients: dict[Any, dict[Any, None]] | None = getattr(state, "ocr_clients", None)
+    if clients is None:
+        clients = {}
+        state.ocr_clients = clients
+    return clients
+
+
+def _idle(c: Any) -> bool:
+    """A connection with no request in flight (none yet, or its last response sent)."""
+    cycle = getattr(c, "cycle", None)
+    return (cycle is None or cycle.response_complete) and not c.transport.is_closing()
 
 
 class _QuietClientErrors(logging.Filter):

@@ -394,6 +394,13 @@ class ServiceCollector(Collector):
         yield GaugeMetricFamily("ocr_daemon_documents_retrying",
                                 "Documents waiting for another try after a failed one (status: retrying)", value=retrying)
         try:
+            waiting = len(svc.journal.waiting_for_space())
+        except Exception:
+            waiting = 0
+        yield GaugeMetricFamily("ocr_daemon_documents_waiting_for_space",
+                                "Documents waiting for a full or read-only destination (not counted as tries)",
+                                value=waiting)
+        try:
             from daemon.journal.deliveries import pending_count
 
             pending = pending_count(svc.journal)

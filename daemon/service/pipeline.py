@@ -35,6 +35,7 @@ Contract:
   are written and before the document is recorded done/duplicate; the daemon's dispatcher
   (``daemon.service.hooks``) makes them. A hook never fails the document.
 - Retries are bounded and visible: every error but a bad input (``InputError``: failed at once)
+  and a full/read-only destination (``NoSpaceError``: waits uncounted, ``_wait_for_space``)
   counts one strike; the document is retried with exponential backoff until
   ``daemon.max_attempts`` strikes, or failed at once when an error about the document itself (on
   the same page, or the same bug) comes back twice in a row: that is not transient. While it waits, ``status``, ``/status``
@@ -59,10 +60,11 @@ from typing import Any, Literal, cast
 
 from daemon.config import Config
 from daemon.engines.base import Engine
-from daemon.errors import InputError, OcrDaemonError, TransientError, WorkerCrash
+from daemon.errors import InputError, NoSpaceError, OcrDaemonError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
 from daemon.intake.batch import part_info
 from daemon.journal.pgsql import LeaseLost
+from daemon.journal.rows import WAITING_FOR_SPACE
 from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, Progress, RenderOptions, RouteDecision
@@ -158,8 +160,8 @@ class Pipeline:
         """Start the render workers and load in each what pages and finishing need."""
         self.pool.warm(warm_worker)
 
-    def close(self) -> None:
-        self.pool.close()
+    def close(self, *, kill: bool = False) -> None:
+        self.pool.close(kill=kill)
 
     def process(self, doc: Document) -> Outcome:
         row = self.journal.get(doc.id)
@@ -181,6 +183,8 @@ class Pipeline:
             if write_problem(e):  # the journal cannot be written: not this document's fault, and
                 raise  # no strike could be recorded; the service waits for the journal (service.py)
             return self._unexpected(doc, src, e)
+        except NoSpaceError as e:  # a full or read-only destination: waits, never counted
+            return self._wait_for_space(doc, str(e))
         except Exception as e:  # transient, a crash, a bug: bounded retries (``_retry``)
             return self._unexpected(doc, src, e)
 
@@ -393,6 +397,18 @@ class Pipeline:
         self.journal.fail(doc.id, reason, final)
         log.info("%s failed: %s", doc.tag, for_log(reason))
         return Outcome("failed", final_path=final, reason=reason)
+
+    def _wait_for_space(self, doc: Document, reason: str) -> Outcome:
+        """The destination is full, over quota or read-only: back to the queue with backoff and
+        no strike -- the document is fine and the problem passes when space returns (issue 33:
+        6 of 6 documents had gone to failed/ after 3 tries). Shown as waiting in ``status``,
+        ``/status``, the status page and ``/metrics`` (``ocr_daemon_documents_waiting_for_space``)."""
+        d = self.cfg.daemon
+        delay = min(d.retry_backoff * (2 ** max(0, doc.attempts - 1)), d.retry_backoff_max)
+        self.journal.retry_later(doc.id, WAITING_FOR_SPACE + reason, delay)
+        log.warning("%s waiting for the destination, next try in %.0fs (not counted as a try): %s", doc.tag, delay,
+                    for_log(reason))
+        return Outcome("retry", retry_in=delay, reason=reason)
 
     def _retry(self, doc: Document, src: Path, reason: str) -> Outcome:
         """Back to the queue after a backoff, bounded: every try counts (a disk that stays full,

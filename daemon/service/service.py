@@ -57,7 +57,7 @@ from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.fsio import is_within
-from daemon.intake import batch
+from daemon.intake import batch, contentcheck
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.unreadable import ReadFailures
 from daemon.intake.watch import InboxWatcher
@@ -68,7 +68,6 @@ from daemon.journal.pgsql import LeaseLost
 from daemon.journal.store import AdmitAction
 from daemon.models import Candidate
 from daemon.names import for_log
-from daemon.pages import probe
 from daemon.service import metrics
 from daemon.service.hooks import Dispatcher
 from daemon.service.http import HttpEndpoint, start_http
@@ -80,6 +79,8 @@ log = logging.getLogger(__name__)
 #: Seconds between checks whether an unwritable journal can be written again (a statvfs and a
 #: one-row commit; nothing while it is writable).
 JOURNAL_CHECK_EVERY = 2.0
+#: Seconds between checks that the state lock file is still the one held (guard.StateLock.check).
+LOCK_CHECK_EVERY = 5.0
 #: Scheduler jobs that follow the inboxes (replaced on reload); the journal's own jobs stay.
 WATCH_JOBS = ("rescan", "cron-")
 
@@ -155,7 +156,7 @@ class Service:
         self.batches: batch.Splitter | None = None  # scanner batches, for inboxes that split them
         self.queue = WorkQueue()
         self.tracker = StabilityTracker(
-            self._on_stable, probe.probe, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
+            self._on_stable, self._content_check, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
         )
         self.watcher: InboxWatcher | None = None
         self.scheduler = BackgroundScheduler(daemon=True)
@@ -183,6 +184,10 @@ class Service:
         ib = self.cfg.inbox(inbox)
         return ib.invalid_grace if ib else 30.0
 
+    def _content_check(self, path: Path, inbox: str) -> str | None:
+        ib = self.cfg.inbox(inbox)
+        return contentcheck.check(path, (ib.max_file_mb if ib else 2048) << 20)
+
     def _skip_known(self, path: Path, st: Any) -> bool:
         """Cheap pre-check: skip files the journal already has with this size+mtime."""
         row = self.journal.find(path)
@@ -190,6 +195,9 @@ class Service:
 
     def _on_stable(self, cand: Candidate, probe_error: str | None) -> None:
         metrics.observe_stage("stability_wait", time.monotonic() - cand.seen)
+        if isinstance(probe_error, contentcheck.Refused):  # too big: failed unread, never hashed
+            self._fail_unreadable(cand, str(probe_error))
+            return
         if probe_error is None and self.batches is not None and self.batches.wants(cand.path, cand.inbox):
             self.batches.submit(cand, self._admit)  # its parts come back through the watcher
             return
@@ -248,6 +256,7 @@ class Service:
         self.batches = batch.Splitter(self.cfg, self.pipeline.pool)
         if self.batches.recover():
             log.info("finished scanner batch split(s) an unclean stop interrupted")
+        self.journal_health.check_space()  # too little room: not ready until probe() finds it (_check_journal)
         for i in range(self.worker_count()):
             t = threading.Thread(target=self._worker, name=f"worker-{i}", daemon=True)
             t.start()
@@ -260,10 +269,24 @@ class Service:
         log.info("initial scan: %d file(s) seen in %d inbox(es)", n, len(self.cfg.inboxes))
         self.scheduler.add_job(self._check_journal, "interval", seconds=JOURNAL_CHECK_EVERY, id="journal-check",
                                max_instances=1, coalesce=True)
+        self.scheduler.add_job(self._check_state_lock, "interval", seconds=LOCK_CHECK_EVERY, id="lock-check",
+                               max_instances=1, coalesce=True)
         self._schedule_backups()
         self.scheduler.start()
         notify("READY=1")
         self._status()
+
+    def _check_state_lock(self) -> None:
+        """The state lock file still the one held (``StateLock.check``); else taken again, or,
+        when that fails, the daemon stops taking work (a clean stop) and says why."""
+        try:
+            msg = self.state_lock.check()
+        except FatalError as e:
+            log.error("%s", e)
+            self.request_stop()
+            return
+        if msg:
+            log.warning("%s", msg)
 
     def worker_count(self) -> int:
         """Documents in flight. ``auto`` (0): enough that one-page files alone keep the engine
@@ -546,6 +569,10 @@ class Service:
         deadline = self._stop_at or time.monotonic() + self.cfg.daemon.drain_timeout
         for t in self._workers:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
+        if self.pipeline is not None and any(t.is_alive() for t in self._workers):
+            # the deadline passed: a render worker busy with one file (a huge PDF MuPDF repairs)
+            # must not hold the stop; its document resumes at the next start
+            self.pipeline.close(kill=True)
         # Whatever is still running fails its pages with EngineDeadError -> retried next start.
         self.engine.close(drain_timeout=0.0)
         for t in self._workers:

@@ -36,7 +36,7 @@ from pathlib import Path
 from daemon.config import Config
 from daemon.errors import InputError, TransientError
 from daemon.fsio import atomic_write, error_note_name, fsync_dir, is_within, move_file, unique_path
-from daemon.journal.store import Journal, JournalRow
+from daemon.journal.store import Journal, JournalRow, sha256_file
 from daemon.models import Document, SourceAction
 from daemon.names import display, for_log
 
@@ -182,24 +182,34 @@ class Sources:
 
 
 def restore(journal: Journal, row: JournalRow) -> tuple[bool, str]:
-    """``requeue`` of one row: queue it again and, if its source sits in the failed (or any other)
-    folder it was moved to, put it back at its inbox path and remove the error note. Returns
-    (queued, message); a source that cannot be moved back is read from where it is."""
+    """``requeue`` of one row: if its source sits in the failed (or any other) folder it was
+    moved to, put it back at its inbox path and remove the error note; then one journal
+    transition (``Journal.requeue_row``, by the row's id) queues that row with the file as it
+    is now. The hash is taken before the move and the transition follows it at once, so a
+    running daemon's watcher -- which waits ``stability_delay`` for the file -- finds the row
+    queued for exactly that file and takes no new document. Returns (queued, message); a source
+    that cannot be moved back is read from where it is."""
     orig, now = row.path, row.final_path
-    ids = journal.requeue(paths=[orig])
-    if not ids:
-        return False, f"{orig}: not in the journal"
-    msg = ""
-    if now is not None and now != orig and now.exists() and not os.path.lexists(orig):
+    where = now if now is not None and now != orig and os.path.lexists(now) else orig
+    try:
+        st = os.lstat(where)
+        digest = sha256_file(where)
+    except OSError as e:
+        return False, f"doc-{row.id}: {for_log(where)}: cannot read the file ({e.strerror}); not queued"
+    back, msg = where, ""
+    if where != orig and not os.path.lexists(orig):
         try:
-            move_file(now, orig)
-            err = now.parent / error_note_name(now.name)
+            move_file(where, orig)
+            back = orig
+            err = where.parent / error_note_name(where.name)
             if err.exists():
                 err.unlink()
         except (TransientError, OSError) as e:  # keep processing it from where it is
-            msg = f"{now}: cannot move back to {orig} ({e}); it will be read from where it is"
-            journal.move_source(ids[0], now)
-    journal.set_final_path(ids[0], None)
+            msg = f"{for_log(where)}: cannot move back to {for_log(orig)} ({e}); it will be read from where it is"
+    why = journal.requeue_row(row.id, path=back, size=st.st_size, mtime=st.st_mtime, sha256=digest,
+                              expect=row.state.value)
+    if why is not None:
+        return False, f"doc-{row.id}: {why}"
     return True, msg
 
 

@@ -119,19 +119,24 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
         progress = '<p class="dim" id="in-progress">nothing in progress</p>'
     fails = st["recent_failures"]
     retrying = st.get("retrying", [])
-    if fails or retrying:
+    waiting = st.get("waiting_for_space", [])
+    if fails or retrying or waiting:
         # Documents waiting for another try are failures too until they pass: listed first, with
         # their attempt count and next try (a document retried without end is what this shows)
         rrows = "".join(
             f'<tr class="retrying"><td>{_e(Path(r["path"]).name)}</td><td class="reason">{_e(r["error"])}</td>'
             f'<td>{_e(_attempts(r))}</td></tr>' for r in retrying
         )
+        wrows = "".join(  # a full or read-only destination: waits, never counted as a try
+            f'<tr class="waiting"><td>{_e(Path(r["path"]).name)}</td><td class="reason">{_e(r["error"])}</td>'
+            f'<td>waiting for space (not counted)</td></tr>' for r in waiting
+        )
         frows = "".join(
             f'<tr class="failed"><td>{_e(Path(f["path"]).name)}</td><td class="reason">{_e(f["error"])}</td>'
             f'<td class="dim">failed{_e(", now at " + f["final_path"] if f["final_path"] else "")}</td></tr>'
             for f in fails
         )
-        failures = (f'<table id="failures"><tr><th>file</th><th>reason</th><th>state</th></tr>{rrows}{frows}</table>')
+        failures = (f'<table id="failures"><tr><th>file</th><th>reason</th><th>state</th></tr>{wrows}{rrows}{frows}</table>')
     else:
         failures = '<p class="dim" id="failures">no failures</p>'
     up = '<p><a href="/upload">Try a file…</a></p>' if upload else ""

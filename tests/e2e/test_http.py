@@ -171,7 +171,7 @@ def test_ready_metrics_status_and_drain(tmp_path: Path, start_daemon) -> None:  
     cli = run_cli("status", "--json", "--config", str(cfg))
     assert cli.returncode == 0, cli.stderr
     printed = json.loads(cli.stdout)
-    assert set(printed) == {"counts", "in_progress", "retrying", "recent_failures", "hooks"}
+    assert set(printed) == {"counts", "in_progress", "retrying", "waiting_for_space", "recent_failures", "hooks"}
     assert {k: st[k] for k in printed} == printed
 
     # Read-only unless uploads are on; loopback names only (no DNS rebinding).

@@ -79,7 +79,7 @@ def test_poll_mode_sees_files(tmp_path: Path) -> None:
 
 
 def _tracker(stable: list[tuple[Candidate, str | None]], probe=lambda p: None, delay=0.5, grace=3.0, tick=0.25) -> StabilityTracker:  # type: ignore[no-untyped-def]
-    return StabilityTracker(lambda c, r: stable.append((c, r)), probe, lambda inbox: delay, grace_for=lambda inbox: grace, tick=tick)
+    return StabilityTracker(lambda c, r: stable.append((c, r)), lambda p, inbox: probe(p), lambda inbox: delay, grace_for=lambda inbox: grace, tick=tick)
 
 
 def test_file_growing_in_chunks_is_not_taken_until_stable(tmp_path: Path) -> None:

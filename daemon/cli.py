@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the routes' on_done hooks at the end, retrying for up to SECONDS (default 60); "
         "0: only journal them (the daemon delivers them at its next start)",
     )
+    p.add_argument(
+        "--apply-source-action", action="store_true",
+        help="archive or delete each file as its route's `source` says, and move failed files to the failed "
+        "folder, as the daemon does (default: the files given stay where they are)",
+    )
     p.add_argument("files", nargs="+", type=Path)
 
     p = sub.add_parser("route", help="show how a file would be classified and routed (OCRs it, writes nothing)")
@@ -165,7 +170,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_once(args: argparse.Namespace) -> int:
     from daemon.once import run_once
 
-    return run_once(_load(args.config), args.files, engine_kind=args.engine, jsonl=args.jsonl, hooks_wait=args.hooks_wait)
+    return run_once(_load(args.config), args.files, engine_kind=args.engine, jsonl=args.jsonl, hooks_wait=args.hooks_wait,
+                    apply_source_action=args.apply_source_action)
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -251,7 +257,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             from daemon.journal import deliveries
 
             print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "recent_failures": [],
-                              "hooks": deliveries.summary(None)}, indent=2))
+                              "recent_done": [], "hooks": deliveries.summary(None)}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
@@ -300,6 +306,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             wait = r["next_try"] - now
             when = f"next try in {format_duration(wait)}" if wait > 0 else "being tried again now"
             print(f"  doc-{r['id']} {Path(r['path']).name}: attempt {r['attempts']}{of} failed, {when}: {r['error']}")
+    if summary["recent_done"]:
+        print("recently done (route: outputs' folder; where the original is now):")
+        for d in summary["recent_done"]:
+            print(f"  doc-{d['id']} {Path(d['path']).name}: {d['route']}: {d['outputs_folder']}; {source_now(d)}")
     if fails:
         print("recent failures:")
         for f in fails:
@@ -312,6 +322,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         for line in status_lines(summary["hooks"]):
             print(line)
     return ExitCode.OK
+
+
+def source_now(d: dict[str, object]) -> str:
+    """Where a finished document's original is (``recent_done``), in words."""
+    now = d["source_now"]
+    if now is None:
+        return "original deleted"
+    return "original kept" if now == d["path"] else f"original -> {now}"
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:

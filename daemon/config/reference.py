@@ -284,11 +284,60 @@ def schema_text() -> str:
 # ----------------------------------------------------------------------------- config show
 
 
-def effective_yaml(cfg: Config) -> str:
-    """``cfg`` with every default filled in, as rules.yaml text that loads back to ``cfg``."""
+def effective_yaml(cfg: Config, in_force: dict[str, str] | None = None) -> str:
+    """``cfg`` with every default filled in, as rules.yaml text that loads back to ``cfg``.
+    ``in_force``: dotted key -> the value an automatic setting (``0``, ``auto``) has on this
+    machine, added as a comment on that key's line (the value itself stays, so the text still
+    loads back to ``cfg`` and means "auto" wherever it is used)."""
     data = cfg.model_dump(mode="json")
     head = f"# effective configuration of {cfg.source_path} (ocr-daemon config show): every default filled in\n"
-    return head + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
+    return head + (_annotate(text, in_force) if in_force else text)
+
+
+def _annotate(text: str, notes: dict[str, str]) -> str:
+    """Append ``# in force: VALUE`` to the lines of the dotted keys of ``notes`` (mapping keys
+    only: the keys annotated live in nested mappings, never in lists)."""
+    out: list[str] = []
+    path: list[tuple[int, str]] = []  # (indent, key) of the mapping keys above the current line
+    for line in text.splitlines():
+        m = re.match(r"( *)([A-Za-z_][A-Za-z0-9_]*):( |$)", line)
+        if m:
+            indent = len(m.group(1))
+            while path and path[-1][0] >= indent:
+                path.pop()
+            path.append((indent, m.group(2)))
+            dotted = ".".join(k for _, k in path)
+            if dotted in notes:
+                line += f"  # in force: {notes[dotted]}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def in_force(cfg: Config) -> dict[str, str]:
+    """What the automatic settings come to on this machine (``config show``): the engine ``auto``
+    picks, and the counts that 0 means (the service's own rules: ``Service.worker_count``,
+    ``Pipeline``'s render workers, the Tesseract engine's threads). Builds the engine object
+    (cheap) but starts nothing."""
+    import os
+
+    from daemon.engines import create_engine, resolve_kind
+
+    notes = {"engine.kind": resolve_kind(cfg)} if cfg.engine.kind == "auto" else {}
+    try:
+        engine = create_engine(cfg)
+    except Exception as e:  # noqa: BLE001 - a note only: the engine's own start reports it properly
+        notes["daemon.workers"] = f"unknown (the engine cannot be built here: {e})"
+        return notes
+    d = cfg.daemon
+    if d.workers == 0:
+        notes["daemon.workers"] = f"{max(4, int(engine.max_in_flight) // 2)} (auto)"
+    if d.render_workers == 0:
+        notes["daemon.render_workers"] = f"{max(1, (os.cpu_count() or 2) // 2)} (auto)"
+    threads = getattr(engine, "threads", None)
+    if engine.name == "tesseract" and cfg.engine.tesseract.threads == 0 and threads:
+        notes["engine.tesseract.threads"] = f"{threads} (auto)"
+    return notes
 
 
 # ----------------------------------------------------------------------------- commands
@@ -301,7 +350,8 @@ def run_cli(args: argparse.Namespace) -> int:
         return 0
     from daemon.config import load_config  # the package imports this module's siblings first
 
-    sys.stdout.write(effective_yaml(load_config(args.config)))
+    cfg = load_config(args.config)
+    sys.stdout.write(effective_yaml(cfg, in_force(cfg)))
     return 0
 
 

@@ -6,7 +6,7 @@ Contract:
   elsewhere. Counters and histograms count from the process's start, as Prometheus expects (a
   restart resets them; ``rate()`` copes).
 - The pipeline and the service report through the module functions below (``observe_stage``,
-  ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``,
+  ``document_started``, ``page_rendered``, ``page_recognized``, ``page_from_text_layer``, ``document_finished``,
   ``stage_degraded`` (an optional stage that failed, by stage), ``document_retried``,
   ``hook_delivery`` (one try of an ``on_done`` hook, by kind and outcome)): each is a
   one-line hook, thread-safe, cheap (a lock and a few additions) and never raises.
@@ -123,6 +123,9 @@ class Metrics:
         platform_collector.PlatformCollector(registry=r)
         gc_collector.GCCollector(registry=r)
         self.pages = Counter("ocr_daemon_pages", "Pages OCRed (text back from the engine)", registry=r)
+        self.layer_pages = Counter(
+            "ocr_daemon_text_layer_pages", "Pages read from a PDF's own text layer (no OCR)", registry=r
+        )
         self.finished = Counter(
             "ocr_daemon_documents_finished", "Documents that left processing, by outcome", ["outcome"], registry=r
         )
@@ -165,6 +168,7 @@ class Metrics:
             self.degraded.labels(stage=st.value)
         self.started = time.time()
         self.pages_count = 0  # pages OCRed since start (the counter's value, readable without internals)
+        self.layer_pages_count = 0  # pages read from a text layer since start
         self._lock = threading.Lock()
         self._docs: dict[int, _Doc] = {}
         self._recent: deque[float] = deque()  # wall time of each page OCRed in the last HISTORY_SECONDS
@@ -201,6 +205,13 @@ class Metrics:
             if d is not None:
                 d.done += 1
                 d.in_engine = max(0, d.in_engine - 1)
+
+    def page_from_text_layer(self, doc_id: int) -> None:
+        """A page was read from the PDF's own text layer (not OCRed)."""
+        with contextlib.suppress(Exception):
+            self.layer_pages.inc()
+        with self._lock:
+            self.layer_pages_count += 1
 
     def stage_degraded(self, stage: str) -> None:
         """An optional stage failed on a page (or a document) that went on without it."""
@@ -438,6 +449,7 @@ observe_stage = METRICS.observe_stage
 document_started = METRICS.document_started
 page_rendered = METRICS.page_rendered
 page_recognized = METRICS.page_recognized
+page_from_text_layer = METRICS.page_from_text_layer
 document_finished = METRICS.document_finished
 stage_degraded = METRICS.stage_degraded
 document_retried = METRICS.document_retried

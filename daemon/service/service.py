@@ -229,7 +229,7 @@ class Service:
             return
         self.read_failures.forget(cand.path)
         metrics.document_finished(doc.id, "failed", reason)
-        log.info("%s failed: %s: %s", doc.tag, for_log(cand.path.name), reason)
+        log.warning("%s failed: %s: %s; now at %s", doc.tag, for_log(cand.path), for_log(reason), for_log(str(final)))
 
     # -- lifecycle ------------------------------------------------------------------------------
 

@@ -15,7 +15,8 @@
 #   /opt/ocr-daemon/rules.yaml.default     the default config as last installed (to detect edits)
 #   /etc/ocr-daemon/rules.yaml             the config (root:ocr-daemon 0640)
 #   /srv/ocr/{inbox,archive,failed}        watched inbox, archived sources, failed documents
-#   /var/lib/ocr-daemon                    state (journal database)
+#   /var/lib/ocr-daemon                    state (journal database; ocr-daemon.pid without systemd)
+#   /var/log/ocr-daemon                    the log of a daemon run without systemd (--log-file)
 #   /etc/systemd/system/ocr-daemon.service (+ ocr-daemon.service.d/gpu.conf with an NVIDIA GPU)
 #
 # --root DIR: a venv cannot be moved after it is created, so the staged tree is made to work
@@ -148,7 +149,9 @@ STAGED=0; [ -z "$ROOT" ] || STAGED=1
 
 # Target paths (as the running service sees them) and where this run writes them.
 readonly T_PREFIX=/opt/ocr-daemon T_ETC=/etc/ocr-daemon T_SRV=/srv/ocr T_STATE=/var/lib/ocr-daemon
+readonly T_LOG=/var/log/ocr-daemon
 PREFIX=$ROOT$T_PREFIX
+LOGDIR=$ROOT$T_LOG
 VENV=$PREFIX/venv
 ETC=$ROOT$T_ETC
 SRV=$ROOT$T_SRV
@@ -333,7 +336,10 @@ chmod 0755 "$SRV"
 chmod 2775 "$SRV/inbox"
 chmod 2750 "$SRV/archive" "$SRV/failed"
 chmod 0750 "$STATE"
-system chown "$SERVICE_USER:$SERVICE_USER" "$SRV" "$SRV/inbox" "$SRV/archive" "$SRV/failed" "$STATE"
+# The log folder of a daemon run without systemd (`run --log-file`, the command printed at the end)
+mkdir -p "$LOGDIR"
+chmod 0750 "$LOGDIR"
+system chown "$SERVICE_USER:$SERVICE_USER" "$SRV" "$SRV/inbox" "$SRV/archive" "$SRV/failed" "$STATE" "$LOGDIR"
 # The state folder is the service's alone: a journal left there by `ocr-daemon once` run as root
 # (or restored from a backup as root) would be read-only to the service ("attempt to write a
 # readonly database"); hand back whatever in it belongs to someone else.
@@ -388,6 +394,11 @@ fi
 
 # --- 8. Start ------------------------------------------------------------------------------
 RUN_CMD="$VENV/bin/ocr-daemon run --config $CONF"
+# Without systemd: the whole command, detached from the terminal (setsid -f: a new session, the
+# shell returns at once), as the service user, logging to a file, its pid in the state folder.
+LOG_FILE=$LOGDIR/ocr-daemon.log
+PID_FILE=$STATE/ocr-daemon.pid
+DETACHED_CMD="setsid -f setpriv --reuid=$SERVICE_USER --regid=$SERVICE_USER --init-groups $RUN_CMD --log-file $LOG_FILE --pid-file $PID_FILE"
 if [ $STAGED = 1 ]; then
   system systemctl daemon-reload
   system systemctl enable ocr-daemon.service
@@ -412,8 +423,9 @@ elif [ -d /run/systemd/system ]; then
     fi
   fi
 else
-  log "systemd is not running on this machine; run the daemon in the foreground as $SERVICE_USER:"
-  log "  setpriv --reuid=$SERVICE_USER --regid=$SERVICE_USER --init-groups $RUN_CMD"
+  log "systemd is not running on this machine; start the daemon (detached, as $SERVICE_USER) with:"
+  log "  $DETACHED_CMD"
+  log "then: tail -f $LOG_FILE (its log); kill -HUP \$(cat $PID_FILE) (reload rules.yaml); kill \$(cat $PID_FILE) (stop)"
 fi
 [ -z "$CONFIG_NOTE" ] || log "note: $CONFIG_NOTE"
 log "drop a PDF or image into $SRV/inbox to OCR it"

@@ -62,6 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--engine", choices=["tesseract", "vllm", "openai"], help="override engine.kind")
     p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument(
+        "--log-file", type=Path, metavar="PATH",
+        help="append the log to PATH (reopened after logrotate moves it) instead of stderr/journald; stdout and "
+        "stderr go there too and stdin is /dev/null, so the daemon can run detached (setsid -f)",
+    )
+    p.add_argument(
+        "--pid-file", type=Path, metavar="PATH",
+        help="write the daemon's process id to PATH while it runs (for kill -HUP / kill); removed at exit",
+    )
 
     p = sub.add_parser("check-config", help="validate the rules file; report every error at once")
     _add_common(p)
@@ -136,13 +145,17 @@ def cmd_check_config(args: argparse.Namespace) -> int:
             print(p, file=sys.stderr)
         print(f"{args.config}: {len(e.problems)} error(s)", file=sys.stderr)
         return ExitCode.CONFIG
-    fs = filesystem_problems(cfg) + http_problems(cfg)
+    from daemon.config.checks import machine_problems
+    from daemon.config.validate import by_line
+
+    errors, machine_warns = machine_problems(cfg)  # this machine: programs, folders, permissions
+    fs = by_line(filesystem_problems(cfg) + http_problems(cfg) + errors)
     if fs:
         for p in fs:
             print(p, file=sys.stderr)
         print(f"{args.config}: {len(fs)} error(s)", file=sys.stderr)
         return ExitCode.CONFIG
-    warns = config_warnings(cfg)
+    warns = by_line(config_warnings(cfg) + machine_warns)
     for w in warns:
         print(f"warning: {w}", file=sys.stderr)
     for n in http_notes(cfg):  # who can reach the HTTP endpoint, when that is the network
@@ -159,12 +172,84 @@ def cmd_run(args: argparse.Namespace) -> int:
     from daemon.service.service import Service
 
     cfg = _load(args.config)
-    setup_logging(args.log_level or cfg.daemon.log_level)
-    for w in config_warnings(cfg):
+    if args.log_file is not None:
+        detach_output(args.log_file)
+    setup_logging(args.log_level or cfg.daemon.log_level, str(args.log_file) if args.log_file else None)
+    from daemon.config.checks import inbox_access
+
+    for w in config_warnings(cfg) + inbox_access(cfg):  # inbox subtrees the service or the group cannot write
         log.warning("%s", w)
-    svc = Service(cfg, config_path=args.config, engine_override=args.engine)
-    svc.install_signal_handlers()
-    return svc.run()
+    pid_file = PidFile(args.pid_file) if args.pid_file is not None else None
+    if pid_file is not None:
+        pid_file.write()
+    try:
+        svc = Service(cfg, config_path=args.config, engine_override=args.engine)
+        svc.install_signal_handlers()
+        return svc.run()
+    finally:
+        if pid_file is not None:
+            pid_file.remove()
+
+
+def detach_output(path: Path) -> None:
+    """``run --log-file``: stdout and stderr appended to ``path`` (a C library's message or a
+    crash's traceback lands in the log, not on a terminal the daemon has left), stdin /dev/null.
+    A file that cannot be opened is a usage error (exit 2) said on the terminal still there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+    except OSError as e:
+        raise ConfigError([f"--log-file {path}: cannot open it: {e.strerror}"]) from e
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(null)
+    os.close(fd)
+
+
+class PidFile:
+    """``run --pid-file``: the process id, written atomically at start and removed at exit if it
+    is still ours. A file naming another live ocr-daemon is refused (exit 5, like the state
+    folder's lock), so a second start cannot take the first one's pid file from it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self) -> None:
+        from daemon.errors import FatalError
+        from daemon.fsio import atomic_write
+
+        other = self._read()
+        if other is not None and other != os.getpid() and _is_ocr_daemon(other):
+            raise FatalError(f"--pid-file {self.path}: ocr-daemon pid {other} is running", ExitCode.LOCKED)
+        try:
+            atomic_write(self.path, f"{os.getpid()}\n".encode())
+        except (OSError, TransientError) as e:
+            raise ConfigError([f"--pid-file {self.path}: cannot write it: {e}"]) from e
+
+    def remove(self) -> None:
+        if self._read() == os.getpid():
+            try:
+                self.path.unlink()
+            except OSError as e:
+                log.warning("pid file %s not removed: %s", self.path, e.strerror)
+
+    def _read(self) -> int | None:
+        try:
+            return int(self.path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+
+def _is_ocr_daemon(pid: int) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"ocr-daemon" in cmd or b"daemon\x00run" in cmd
 
 
 def cmd_once(args: argparse.Namespace) -> int:

@@ -184,11 +184,13 @@ def worker_count(cfg: Config, engine: Any) -> int:
 def run_once(cfg: Config, files: list[Path], *, engine_kind: str | None = None, jsonl: bool = False,
              hooks_wait: float = 60.0, apply_source_action: bool = False) -> int:
     from daemon.engines import create_engine
+    from daemon.fsio import set_shared_roots
     from daemon.intake.batch import Splitter
     from daemon.journal.guard import open_state
     from daemon.service.hooks import run_for_once
     from daemon.service.pipeline import Pipeline
 
+    set_shared_roots([ib.path for ib in cfg.inboxes])  # folders made in inboxes stay group-writable (fsio)
     journal, lock = open_state(cfg)  # like ``run``: refused while a daemon uses this state dir
     engine = create_engine(cfg, engine_kind)
     engine.start()

@@ -40,6 +40,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticUndefined, core_schema
 
+from daemon.config.restart import needs_restart
 from daemon.config.schema import Config, EngineDebugCfg, PagesRange
 
 #: Models written inline as one value (``{min: 1, max: 2}``), not as a section of their own.
@@ -51,6 +52,8 @@ HIDDEN: tuple[type[BaseModel], ...] = (EngineDebugCfg,)
 DEFAULT_TEXT = {"doctypes": "the shipped doctypes", "inboxes[].name": "the folder's name"}
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+#: Put before the meaning of a key a reload does not apply (daemon/config/restart.py).
+RESTART_MARK = "**(restart)**"
 REGENERATE = "python -m daemon.config.reference --write docs"
 
 
@@ -184,7 +187,10 @@ file's folder.
   (`ocr-daemon config schema | sudo tee /etc/ocr-daemon/rules.schema.json >/dev/null`) and change that line
   to `$schema=rules.schema.json`, or map the file to the schema in the editor's settings.
 - A running daemon reads the file again on `systemctl reload ocr-daemon` (SIGHUP); an invalid
-  file is logged and the running rules stay.
+  file is logged and the running rules stay. Keys marked **(restart)** are read only at start
+  (the state folder and journal, the HTTP endpoint, the engine, the workers, the log level): a
+  reload logs which of them changed and were not applied (`systemctl restart ocr-daemon` applies
+  them).
 
 Sections: `daemon`, `engine`, `inboxes` (required, a list), `doctypes`, `routes`. In the tables,
 *example* is a value one could write (not a recommendation), in YAML as it goes into the file.
@@ -244,7 +250,8 @@ def markdown() -> str:
             nested = _nested(field.annotation)
             label = f"[`{key.path}`](#{_anchor(key.path + nested[1])})" if nested else f"`{key.path}`"
             example = "; ".join(f"`{_cell(yaml_value(e))}`" for e in field.examples or [])
-            out.append(f"| {label} | {_cell(default_text(key))} | {example} | {_cell(field.description or '')} |")
+            meaning = (RESTART_MARK + " " if needs_restart(key.path) else "") + (field.description or "")
+            out.append(f"| {label} | {_cell(default_text(key))} | {example} | {_cell(meaning)} |")
         out.append("")
     out.append(OUTRO)
     return "\n".join(out)
@@ -273,6 +280,11 @@ def json_schema() -> dict[str, Any]:
     schema = Config.model_json_schema(schema_generator=_SchemaWithFactoryDefaults)
     schema["title"] = "ocr-daemon rules.yaml"
     schema["properties"]["doctypes"].pop("default")  # the factory's {} is not what an absent key gets
+    for sec in sections():  # the keys a reload does not apply (daemon/config/restart.py), as in the table
+        props = schema["properties"] if sec.model is Config else schema.get("$defs", {}).get(sec.model.__name__, {}).get("properties", {})
+        for name, prop in props.items():
+            if needs_restart(_join(sec.path, name)) and isinstance(prop, dict):
+                prop["description"] = f"(restart: a reload does not apply it) {prop.get('description', '')}".strip()
     return {"$schema": SCHEMA_DIALECT, **schema}
 
 

@@ -171,7 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from daemon.service.sdnotify import setup_logging
     from daemon.service.service import Service
 
-    cfg = _load(args.config)
+    cfg = load_config(args.config)  # its warnings are logged below, once, where the log goes
     if args.log_file is not None:
         detach_output(args.log_file)
     setup_logging(args.log_level or cfg.daemon.log_level, str(args.log_file) if args.log_file else None)

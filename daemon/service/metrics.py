@@ -308,6 +308,28 @@ def live_progress(svc: Any) -> list[DocProgress]:
     return out
 
 
+def _disk(cfg: Any) -> Iterator[Metric]:
+    """Free and total bytes of the filesystem of each folder the daemon writes (docs/monitoring:
+    the disk-low alert): ``state``, ``failed`` and ``inbox:NAME``."""
+    import os
+
+    free = GaugeMetricFamily("ocr_daemon_disk_free_bytes", "Bytes free (for the daemon's user) on the filesystem "
+                             "of a folder the daemon writes", labels=["folder"])
+    size = GaugeMetricFamily("ocr_daemon_disk_size_bytes", "Size of the filesystem of a folder the daemon writes",
+                             labels=["folder"])
+    folders = {"state": cfg.daemon.state_dir, "failed": cfg.daemon.failed_dir,
+               **{f"inbox:{ib.name}": ib.path for ib in cfg.inboxes}}
+    for name, path in folders.items():
+        try:
+            st = os.statvfs(path)
+        except OSError:
+            continue  # not there (yet): nothing to say
+        free.add_metric([name], st.f_bavail * st.f_frsize)
+        size.add_metric([name], st.f_blocks * st.f_frsize)
+    yield free
+    yield size
+
+
 def ready_problems(svc: Any) -> list[str]:
     """Why ``svc`` (a ``Service``) is not ready to take work; [] when it is. Ready = journal
     recovered and writable, engine started and usable, inboxes watched, and not stopping (drain)."""
@@ -388,6 +410,9 @@ class ServiceCollector(Collector):
         yield GaugeMetricFamily("ocr_daemon_documents_in_progress", "Documents being processed now",
                                 value=len(svc.busy_documents()))
         yield GaugeMetricFamily("ocr_daemon_ready", "1 when /healthz/ready answers 200", value=0 if ready_problems(svc) else 1)
+        yield GaugeMetricFamily("ocr_daemon_engine_up", "1 while the OCR engine is started and usable",
+                                value=1 if svc.pipeline is not None and svc.engine.healthy() else 0)
+        yield from _disk(svc.cfg)
         health = getattr(svc, "journal_health", None)
         if health is not None:
             yield GaugeMetricFamily(

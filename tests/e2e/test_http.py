@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import docgen
 from conftest import http_url, run_cli, wait_for, with_http, write_rules
 from faultkit import tiny_png_bytes
+from monitoringkit import metrics_used
 from prometheus_client.parser import text_string_to_metric_families
 
 LETTER = ("Dear Mr Smith,\nThank you for your letter of 3 March. We are pleased to confirm your appointment "
@@ -169,6 +170,8 @@ def test_ready_metrics_status_and_drain(tmp_path: Path, start_daemon) -> None:  
     assert sample(m1, "ocr_daemon_pages_per_second") > 0
     assert sample(m1, "ocr_daemon_pages_in_flight") == 0
     assert sample(m1, "process_start_time_seconds") > 0  # the library's process collector
+    assert sample(m1, "ocr_daemon_engine_up") == 1 and sample(m1, "ocr_daemon_journal_writable") == 1
+    assert 0 < sample(m1, "ocr_daemon_disk_free_bytes", folder="state") <= sample(m1, "ocr_daemon_disk_size_bytes", folder="state")
 
     # A file that is not what its name says: failed, counted by reason class, shown with its reason.
     (tmp_path / "inbox" / "broken.pdf").write_bytes(b"this is not a PDF at all\n" * 20)
@@ -176,6 +179,9 @@ def test_ready_metrics_status_and_drain(tmp_path: Path, start_daemon) -> None:  
     m2 = metrics(url)
     assert sample(m2, "ocr_daemon_failures_total", reason="wrong_type") == 1
     assert sample(m2, "ocr_daemon_documents_finished_total", outcome="failed") == 1
+    # the shipped alert rules and Grafana dashboard (docs/monitoring/) query only what is served
+    served = {name for name, _ in m2}
+    assert metrics_used() <= served, sorted(metrics_used() - served)
     st = status_json(url)
     assert "not a PDF" in st["recent_failures"][0]["error"]
     live = st["live"]

@@ -48,6 +48,8 @@ readonly APT_PACKAGES=(
 )
 
 ROOT=""
+UNINSTALL=0
+PURGE=0
 DO_APT=1
 DO_START=1
 GPU=auto
@@ -81,6 +83,11 @@ Options:
                     it must be readable by the service user, so not one under /root or /home)
   --pip-args ARGS   extra arguments for 'pip install', split on spaces
                     (e.g. --pip-args "--find-links /wheels --prefer-binary")
+  --uninstall       stop and remove the service: the unit, the venv (/opt/ocr-daemon) and the
+                    command's link. Kept: the config (/etc/ocr-daemon), the folders and their
+                    files (/srv/ocr), the journal (/var/lib/ocr-daemon), the log folder and the
+                    user -- installing again picks them up
+  --purge           with --uninstall: remove those too (every document in /srv/ocr included)
   -h, --help        show this help and exit
 
 After installing: drop a PDF or image into /srv/ocr/inbox; outputs appear where rules.yaml
@@ -106,6 +113,8 @@ while [ $# -gt 0 ]; do
     --pip-args=*) read -r -a PIP_ARGS <<<"${1#--pip-args=}"; shift ;;
     # internal (tests): print the GPU drop-in's extra lines for the device nodes under DIR, exit
     --gpu-device-lines) [ $# -ge 2 ] || die "--gpu-device-lines needs a directory"; GPU_LINES_DIR=$2; shift 2 ;;
+    --uninstall) UNINSTALL=1; shift ;;
+    --purge) PURGE=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option: $1" ;;
   esac
@@ -194,6 +203,41 @@ stage_paths() {  # stage_paths SRC DEST
     cat "$1" >"$2"
   fi
 }
+
+# --- uninstall -------------------------------------------------------------------------------
+if [ $UNINSTALL = 1 ]; then
+  # A daemon run without systemd (the command printed at the end of an install): its pid file
+  PID_FILE=$STATE/ocr-daemon.pid
+  if [ $STAGED = 0 ] && [ -d /run/systemd/system ]; then
+    systemctl disable --now ocr-daemon.service 2>/dev/null || true
+  elif [ $STAGED = 1 ]; then
+    system systemctl disable --now ocr-daemon.service
+  fi
+  if [ -s "$PID_FILE" ] && pid=$(cat "$PID_FILE") && kill -0 "$pid" 2>/dev/null; then
+    log "stopping the daemon (pid $pid; it finishes the documents in flight first)"
+    kill -TERM "$pid"
+    for _ in $(seq 120); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -0 "$pid" 2>/dev/null && die "the daemon (pid $pid) did not stop; stop it, then run this again"
+  fi
+  rm -rf "$UNIT_DIR/ocr-daemon.service" "$UNIT_DIR/ocr-daemon.service.d"
+  [ $STAGED = 1 ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
+  BIN_LINK=$ROOT/usr/local/bin/ocr-daemon
+  if [ -L "$BIN_LINK" ] && [ "$(readlink "$BIN_LINK")" = "$VENV/bin/ocr-daemon" ]; then rm -f "$BIN_LINK"; fi
+  rm -rf "$PREFIX"
+  log "removed: the service, $PREFIX, $BIN_LINK"
+  if [ $PURGE = 1 ]; then
+    rm -rf "$ETC" "$SRV" "$STATE" "$LOGDIR"
+    if [ $STAGED = 1 ]; then
+      mkdir -p "$PREFIX"; echo "# System changes a real uninstall --purge (without --root) would make" >"$ACTIONS"
+    fi
+    if [ $STAGED = 1 ] || id "$SERVICE_USER" >/dev/null 2>&1; then system userdel "$SERVICE_USER"; fi
+    log "purged: $ETC, $SRV (with every document in it), $STATE, $LOGDIR and the user $SERVICE_USER"
+  else
+    log "kept: $ETC (config), $SRV (inbox, archive, failed and their files), $STATE (journal), $LOGDIR, the user $SERVICE_USER"
+    log "remove them too with: $0 --uninstall --purge${ROOT:+ --root $ROOT}"
+  fi
+  exit 0
+fi
 
 has_gpu() {
   case "$GPU" in

@@ -414,5 +414,31 @@ def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
     assert system_state() == before
 
 
+# --- last: uninstall the module's staged install ---------------------------------------------------
+
+
+def test_uninstall_keeps_data_and_config_unless_purge(install: Staged) -> None:
+    """``--uninstall`` removes the service, the venv and the command's link, and keeps the config,
+    the folders with their files and the journal; ``--purge`` removes those too. (Runs last: it
+    takes the module's staged install away.)"""
+    s = install
+    kept = s.root / "srv/ocr/archive/kept.txt"
+    kept.write_text("a document's output\n")
+    state = s.root / "var/lib/ocr-daemon"
+    (state / "marker").write_text("journal stand-in\n")
+    r = run_install("--root", str(s.root), "--uninstall")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not s.venv.exists() and not s.unit.exists() and not os.path.lexists(s.link)
+    assert s.conf.is_file() and kept.read_text() == "a document's output\n" and (state / "marker").is_file()
+    assert (s.root / "srv/ocr/inbox").is_dir() and (s.root / "var/log/ocr-daemon").is_dir()
+    assert "--uninstall --purge" in r.stdout  # how to remove the rest
+    r = run_install("--root", str(s.root), "--uninstall", "--purge")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for gone in ("etc/ocr-daemon", "srv/ocr", "var/lib/ocr-daemon", "var/log/ocr-daemon", "opt/ocr-daemon/venv"):
+        assert not (s.root / gone).exists(), gone
+    assert "userdel ocr-daemon" in (s.root / "opt/ocr-daemon/staged-actions.txt").read_text()
+    assert system_state() == s.system_before
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

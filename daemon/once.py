@@ -25,8 +25,8 @@ Contract:
   uses this state folder.
 - The files given stay where they are, done or failed (``Sources.in_place``), unless
   ``apply_source_action``: then the route's ``source`` action and the failed folder apply as in
-  the daemon. Parts of a split scanner batch are the splitter's files: the original is handled
-  as the inbox's batch settings say.
+  the daemon. The parts of a split scanner batch are the splitter's files, not the user's: their
+  route's action applies (the batch's original goes where the inbox's batch settings say).
 - Exit code: ``ExitCode.FAILURES`` when any file failed, is missing or busy; ``OK`` otherwise.
   On_done hooks of the files done run at the end (``hooks.run_for_once``).
 """
@@ -195,7 +195,8 @@ def run_once(cfg: Config, files: list[Path], *, engine_kind: str | None = None, 
     engine = create_engine(cfg, engine_kind)
     engine.start()
     bar = OnceProgress(sys.stderr, files=len(files))
-    pipeline = Pipeline(cfg, journal, engine, on_progress=bar, sources_in_place=not apply_source_action)
+    given = [] if apply_source_action else [Path(os.path.abspath(f)) for f in files]  # left where they are
+    pipeline = Pipeline(cfg, journal, engine, on_progress=bar, sources_in_place=given)
     once = _Once(cfg, journal, pipeline, bar, jsonl)
     splitter = Splitter(cfg, pipeline.pool)  # scanner batches of inboxes that split them (docs/batches.md)
     workers = worker_count(cfg, engine)

@@ -47,7 +47,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -116,7 +116,7 @@ class Pipeline:
 
     def __init__(
         self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None,
-        on_progress: Callable[[Progress], None] | None = None, sources_in_place: bool = False,
+        on_progress: Callable[[Progress], None] | None = None, sources_in_place: Collection[Path] = (),
     ) -> None:
         self.sources = Sources(cfg, journal, claim=self._claim_output, in_place=sources_in_place)
         self.cfg = cfg

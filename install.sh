@@ -15,7 +15,8 @@
 #   /opt/ocr-daemon/rules.yaml.default     the default config as last installed (to detect edits)
 #   /etc/ocr-daemon/rules.yaml             the config (root:ocr-daemon 0640)
 #   /srv/ocr/{inbox,archive,failed}        watched inbox, archived sources, failed documents
-#   /var/lib/ocr-daemon                    state (journal database)
+#   /var/lib/ocr-daemon                    state (journal database; ocr-daemon.pid without systemd)
+#   /var/log/ocr-daemon                    the log of a daemon run without systemd (--log-file)
 #   /etc/systemd/system/ocr-daemon.service (+ ocr-daemon.service.d/gpu.conf with an NVIDIA GPU)
 #
 # --root DIR: a venv cannot be moved after it is created, so the staged tree is made to work
@@ -48,6 +49,8 @@ readonly APT_PACKAGES=(
 )
 
 ROOT=""
+UNINSTALL=0
+PURGE=0
 DO_APT=1
 DO_START=1
 GPU=auto
@@ -81,6 +84,11 @@ Options:
                     it must be readable by the service user, so not one under /root or /home)
   --pip-args ARGS   extra arguments for 'pip install', split on spaces
                     (e.g. --pip-args "--find-links /wheels --prefer-binary")
+  --uninstall       stop and remove the service: the unit, the venv (/opt/ocr-daemon) and the
+                    command's link. Kept: the config (/etc/ocr-daemon), the folders and their
+                    files (/srv/ocr), the journal (/var/lib/ocr-daemon), the log folder and the
+                    user -- installing again picks them up
+  --purge           with --uninstall: remove those too (every document in /srv/ocr included)
   -h, --help        show this help and exit
 
 After installing: drop a PDF or image into /srv/ocr/inbox; outputs appear where rules.yaml
@@ -106,6 +114,8 @@ while [ $# -gt 0 ]; do
     --pip-args=*) read -r -a PIP_ARGS <<<"${1#--pip-args=}"; shift ;;
     # internal (tests): print the GPU drop-in's extra lines for the device nodes under DIR, exit
     --gpu-device-lines) [ $# -ge 2 ] || die "--gpu-device-lines needs a directory"; GPU_LINES_DIR=$2; shift 2 ;;
+    --uninstall) UNINSTALL=1; shift ;;
+    --purge) PURGE=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option: $1" ;;
   esac
@@ -149,7 +159,9 @@ STAGED=0; [ -z "$ROOT" ] || STAGED=1
 
 # Target paths (as the running service sees them) and where this run writes them.
 readonly T_PREFIX=/opt/ocr-daemon T_ETC=/etc/ocr-daemon T_SRV=/srv/ocr T_STATE=/var/lib/ocr-daemon
+readonly T_LOG=/var/log/ocr-daemon
 PREFIX=$ROOT$T_PREFIX
+LOGDIR=$ROOT$T_LOG
 VENV=$PREFIX/venv
 ETC=$ROOT$T_ETC
 SRV=$ROOT$T_SRV
@@ -192,6 +204,41 @@ stage_paths() {  # stage_paths SRC DEST
     cat "$1" >"$2"
   fi
 }
+
+# --- uninstall -------------------------------------------------------------------------------
+if [ $UNINSTALL = 1 ]; then
+  # A daemon run without systemd (the command printed at the end of an install): its pid file
+  PID_FILE=$STATE/ocr-daemon.pid
+  if [ $STAGED = 0 ] && [ -d /run/systemd/system ]; then
+    systemctl disable --now ocr-daemon.service 2>/dev/null || true
+  elif [ $STAGED = 1 ]; then
+    system systemctl disable --now ocr-daemon.service
+  fi
+  if [ -s "$PID_FILE" ] && pid=$(cat "$PID_FILE") && kill -0 "$pid" 2>/dev/null; then
+    log "stopping the daemon (pid $pid; it finishes the documents in flight first)"
+    kill -TERM "$pid"
+    for _ in $(seq 120); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -0 "$pid" 2>/dev/null && die "the daemon (pid $pid) did not stop; stop it, then run this again"
+  fi
+  rm -rf "$UNIT_DIR/ocr-daemon.service" "$UNIT_DIR/ocr-daemon.service.d"
+  [ $STAGED = 1 ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
+  BIN_LINK=$ROOT/usr/local/bin/ocr-daemon
+  if [ -L "$BIN_LINK" ] && [ "$(readlink "$BIN_LINK")" = "$VENV/bin/ocr-daemon" ]; then rm -f "$BIN_LINK"; fi
+  rm -rf "$PREFIX"
+  log "removed: the service, $PREFIX, $BIN_LINK"
+  if [ $PURGE = 1 ]; then
+    rm -rf "$ETC" "$SRV" "$STATE" "$LOGDIR"
+    if [ $STAGED = 1 ]; then
+      mkdir -p "$PREFIX"; echo "# System changes a real uninstall --purge (without --root) would make" >"$ACTIONS"
+    fi
+    if [ $STAGED = 1 ] || id "$SERVICE_USER" >/dev/null 2>&1; then system userdel "$SERVICE_USER"; fi
+    log "purged: $ETC, $SRV (with every document in it), $STATE, $LOGDIR and the user $SERVICE_USER"
+  else
+    log "kept: $ETC (config), $SRV (inbox, archive, failed and their files), $STATE (journal), $LOGDIR, the user $SERVICE_USER"
+    log "remove them too with: $0 --uninstall --purge${ROOT:+ --root $ROOT}"
+  fi
+  exit 0
+fi
 
 has_gpu() {
   case "$GPU" in
@@ -334,7 +381,10 @@ chmod 0755 "$SRV"
 chmod 2775 "$SRV/inbox"
 chmod 2750 "$SRV/archive" "$SRV/failed"
 chmod 0750 "$STATE"
-system chown "$SERVICE_USER:$SERVICE_USER" "$SRV" "$SRV/inbox" "$SRV/archive" "$SRV/failed" "$STATE"
+# The log folder of a daemon run without systemd (`run --log-file`, the command printed at the end)
+mkdir -p "$LOGDIR"
+chmod 0750 "$LOGDIR"
+system chown "$SERVICE_USER:$SERVICE_USER" "$SRV" "$SRV/inbox" "$SRV/archive" "$SRV/failed" "$STATE" "$LOGDIR"
 # The state folder is the service's alone: a journal left there by `ocr-daemon once` run as root
 # (or restored from a backup as root) would be read-only to the service ("attempt to write a
 # readonly database"); hand back whatever in it belongs to someone else.
@@ -389,6 +439,11 @@ fi
 
 # --- 8. Start ------------------------------------------------------------------------------
 RUN_CMD="$VENV/bin/ocr-daemon run --config $CONF"
+# Without systemd: the whole command, detached from the terminal (setsid -f: a new session, the
+# shell returns at once), as the service user, logging to a file, its pid in the state folder.
+LOG_FILE=$LOGDIR/ocr-daemon.log
+PID_FILE=$STATE/ocr-daemon.pid
+DETACHED_CMD="setsid -f setpriv --reuid=$SERVICE_USER --regid=$SERVICE_USER --init-groups $RUN_CMD --log-file $LOG_FILE --pid-file $PID_FILE"
 if [ $STAGED = 1 ]; then
   system systemctl daemon-reload
   system systemctl enable ocr-daemon.service
@@ -413,8 +468,9 @@ elif [ -d /run/systemd/system ]; then
     fi
   fi
 else
-  log "systemd is not running on this machine; run the daemon in the foreground as $SERVICE_USER:"
-  log "  setpriv --reuid=$SERVICE_USER --regid=$SERVICE_USER --init-groups $RUN_CMD"
+  log "systemd is not running on this machine; start the daemon (detached, as $SERVICE_USER) with:"
+  log "  $DETACHED_CMD"
+  log "then: tail -f $LOG_FILE (its log); kill -HUP \$(cat $PID_FILE) (reload rules.yaml); kill \$(cat $PID_FILE) (stop)"
 fi
 [ -z "$CONFIG_NOTE" ] || log "note: $CONFIG_NOTE"
 log "drop a PDF or image into $SRV/inbox to OCR it"

@@ -63,6 +63,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--engine", choices=["tesseract", "vllm", "openai"], help="override engine.kind")
     p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    p.add_argument(
+        "--log-file", type=Path, metavar="PATH",
+        help="append the log to PATH (reopened after logrotate moves it) instead of stderr/journald; stdout and "
+        "stderr go there too and stdin is /dev/null, so the daemon can run detached (setsid -f)",
+    )
+    p.add_argument(
+        "--pid-file", type=Path, metavar="PATH",
+        help="write the daemon's process id to PATH while it runs (for kill -HUP / kill); removed at exit",
+    )
 
     p = sub.add_parser("check-config", help="validate the rules file; report every error at once")
     _add_common(p)
@@ -75,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--hooks-wait", type=float, default=60.0, metavar="SECONDS",  # daemon.service.hooks.run_for_once says why
         help="run the routes' on_done hooks at the end, retrying for up to SECONDS (default 60); "
         "0: only journal them (the daemon delivers them at its next start)",
+    )
+    p.add_argument(
+        "--apply-source-action", action="store_true",
+        help="archive or delete each file as its route's `source` says, and move failed files to the failed "
+        "folder, as the daemon does (default: the files given stay where they are)",
     )
     p.add_argument("files", nargs="+", type=Path)
 
@@ -132,13 +146,17 @@ def cmd_check_config(args: argparse.Namespace) -> int:
             print(p, file=sys.stderr)
         print(f"{args.config}: {len(e.problems)} error(s)", file=sys.stderr)
         return ExitCode.CONFIG
-    fs = filesystem_problems(cfg) + http_problems(cfg)
+    from daemon.config.checks import machine_problems
+    from daemon.config.validate import by_line
+
+    errors, machine_warns = machine_problems(cfg)  # this machine: programs, folders, permissions
+    fs = by_line(filesystem_problems(cfg) + http_problems(cfg) + errors)
     if fs:
         for p in fs:
             print(p, file=sys.stderr)
         print(f"{args.config}: {len(fs)} error(s)", file=sys.stderr)
         return ExitCode.CONFIG
-    warns = config_warnings(cfg)
+    warns = by_line(config_warnings(cfg) + machine_warns)
     for w in warns:
         print(f"warning: {w}", file=sys.stderr)
     for n in http_notes(cfg):  # who can reach the HTTP endpoint, when that is the network
@@ -154,19 +172,92 @@ def cmd_run(args: argparse.Namespace) -> int:
     from daemon.service.sdnotify import setup_logging
     from daemon.service.service import Service
 
-    cfg = _load(args.config)
-    setup_logging(args.log_level or cfg.daemon.log_level)
-    for w in config_warnings(cfg):
+    cfg = load_config(args.config)  # its warnings are logged below, once, where the log goes
+    if args.log_file is not None:
+        detach_output(args.log_file)
+    setup_logging(args.log_level or cfg.daemon.log_level, str(args.log_file) if args.log_file else None)
+    from daemon.config.checks import inbox_access
+
+    for w in config_warnings(cfg) + inbox_access(cfg):  # inbox subtrees the service or the group cannot write
         log.warning("%s", w)
-    svc = Service(cfg, config_path=args.config, engine_override=args.engine)
-    svc.install_signal_handlers()
-    return svc.run()
+    pid_file = PidFile(args.pid_file) if args.pid_file is not None else None
+    if pid_file is not None:
+        pid_file.write()
+    try:
+        svc = Service(cfg, config_path=args.config, engine_override=args.engine)
+        svc.install_signal_handlers()
+        return svc.run()
+    finally:
+        if pid_file is not None:
+            pid_file.remove()
+
+
+def detach_output(path: Path) -> None:
+    """``run --log-file``: stdout and stderr appended to ``path`` (a C library's message or a
+    crash's traceback lands in the log, not on a terminal the daemon has left), stdin /dev/null.
+    A file that cannot be opened is a usage error (exit 2) said on the terminal still there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+    except OSError as e:
+        raise ConfigError([f"--log-file {path}: cannot open it: {e.strerror}"]) from e
+    sys.stdout.flush()
+    sys.stderr.flush()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(null)
+    os.close(fd)
+
+
+class PidFile:
+    """``run --pid-file``: the process id, written atomically at start and removed at exit if it
+    is still ours. A file naming another live ocr-daemon is refused (exit 5, like the state
+    folder's lock), so a second start cannot take the first one's pid file from it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self) -> None:
+        from daemon.errors import FatalError
+        from daemon.fsio import atomic_write
+
+        other = self._read()
+        if other is not None and other != os.getpid() and _is_ocr_daemon(other):
+            raise FatalError(f"--pid-file {self.path}: ocr-daemon pid {other} is running", ExitCode.LOCKED)
+        try:
+            atomic_write(self.path, f"{os.getpid()}\n".encode())
+        except (OSError, TransientError) as e:
+            raise ConfigError([f"--pid-file {self.path}: cannot write it: {e}"]) from e
+
+    def remove(self) -> None:
+        if self._read() == os.getpid():
+            try:
+                self.path.unlink()
+            except OSError as e:
+                log.warning("pid file %s not removed: %s", self.path, e.strerror)
+
+    def _read(self) -> int | None:
+        try:
+            return int(self.path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+
+def _is_ocr_daemon(pid: int) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"ocr-daemon" in cmd or b"daemon\x00run" in cmd
 
 
 def cmd_once(args: argparse.Namespace) -> int:
     from daemon.once import run_once
 
-    return run_once(_load(args.config), args.files, engine_kind=args.engine, jsonl=args.jsonl, hooks_wait=args.hooks_wait)
+    return run_once(_load(args.config), args.files, engine_kind=args.engine, jsonl=args.jsonl, hooks_wait=args.hooks_wait,
+                    apply_source_action=args.apply_source_action)
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -263,7 +354,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             from daemon.journal import deliveries
 
             print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "waiting_for_space": [], "recent_failures": [],
-                              "hooks": deliveries.summary(None)}, indent=2))
+                              "recent_done": [], "hooks": deliveries.summary(None)}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
@@ -319,6 +410,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             wait = r["next_try"] - now
             when = f"next try in {format_duration(wait)}" if wait > 0 else "being tried again now"
             print(f"  doc-{r['id']} {for_log(Path(r['path']).name)}: {when}: {for_log(r['error'] or '')}")
+    if summary["recent_done"]:
+        print("recently done (route: outputs' folder; where the original is now):")
+        for d in summary["recent_done"]:
+            print(f"  doc-{d['id']} {for_log(Path(d['path']).name)}: {d['route']}: {for_log(d['outputs_folder'] or '')}; "
+                  f"{for_log(source_now(d))}")
     if fails:
         print("recent failures:")
         for f in fails:
@@ -331,6 +427,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         for line in status_lines(summary["hooks"]):
             print(line)
     return ExitCode.OK
+
+
+def source_now(d: dict[str, object]) -> str:
+    """Where a finished document's original is (``recent_done``), in words."""
+    now = d["source_now"]
+    if now is None:
+        return "original deleted"
+    return "original kept" if now == d["path"] else f"original -> {now}"
 
 
 def cmd_requeue(args: argparse.Namespace) -> int:

@@ -12,6 +12,11 @@ Contract:
   components (``/srv/inbox2`` is not inside ``/srv/inbox``), no file system access; callers
   resolve both sides the way their check needs (``realpath`` to see through links, ``abspath``
   not to).
+- Folders the daemon creates inside an inbox (``set_shared_roots``; the inbox itself with
+  ``make_inbox_dir``) are for the people who drop files there too: setgid and group-writable
+  (``SHARED_MODE``, install.sh's 2775) whatever the umask, and, when the daemon runs as root,
+  owned by the owner and group of the folder above -- so a subfolder made by a root ``once``
+  never locks the service or the group out.
 - ``move_file`` renames only: across filesystems it raises ``TransientError`` rather than silently
   copying and deleting (a half-copied source must never be the only copy).
 """
@@ -56,6 +61,52 @@ def _transient(e: OSError, what: str) -> TransientError:
 #: document's fault, so it waits for them uncounted (errors.NoSpaceError).
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
+#: Mode of folders made inside an inbox: rwxrwsr-x, as install.sh makes /srv/ocr/inbox.
+SHARED_MODE = 0o2775
+_shared_roots: tuple[str, ...] = ()
+
+
+def set_shared_roots(folders: list[Path]) -> None:
+    """The inboxes: folders ``make_dirs`` creates inside them get ``SHARED_MODE`` (see the contract)."""
+    global _shared_roots
+    _shared_roots = tuple(os.path.abspath(f) for f in folders)
+
+
+def make_dirs(folder: Path) -> None:
+    """``mkdir -p folder``; each level created inside a shared root (an inbox) is shared."""
+    if os.path.isdir(folder):
+        return
+    here = os.path.abspath(folder)
+    if not any(is_within(here, r) for r in _shared_roots):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        return
+    missing = []
+    p = Path(here)
+    while not os.path.lexists(p):
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        _shared_dir(d)
+
+
+def make_inbox_dir(folder: Path) -> None:
+    """Create the inbox ``folder`` if missing (its parents as plain folders), itself shared."""
+    if os.path.isdir(folder):
+        return
+    Path(folder).parent.mkdir(parents=True, exist_ok=True)
+    _shared_dir(Path(folder))
+
+
+def _shared_dir(d: Path) -> None:
+    try:
+        os.mkdir(d)
+    except FileExistsError:
+        return  # made meanwhile by someone else: theirs to set
+    if os.geteuid() == 0:  # as the folder above: not root's, which the service could not write
+        st = os.stat(d.parent)
+        os.chown(d, st.st_uid, st.st_gid)
+    os.chmod(d, SHARED_MODE)  # the umask took g+w away
+
 
 def _write_temp(path: Path, data: bytes) -> Path:
     """``data`` written and fsynced to the temp file of ``path``; returns the temp path.
@@ -63,7 +114,7 @@ def _write_temp(path: Path, data: bytes) -> Path:
     folder = path.parent
     tmp = folder / f".{path.name}.ocr-tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dirs(folder)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
             view = memoryview(data)
@@ -196,7 +247,7 @@ def unique_path(folder: Path, name: str, taken: Set[Path] = frozenset()) -> Path
 def move_file(src: Path, dst: Path) -> None:
     """Rename ``src`` to ``dst`` (never overwriting) and fsync both folders."""
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(dst.parent)
         if os.path.lexists(dst):
             raise FileExistsError(errno.EEXIST, "exists", str(dst))
         # link + unlink instead of rename: link fails rather than overwrite if dst appeared.

@@ -65,7 +65,8 @@ class RenderOptions:
 
     longest_edge: int = 1540
     max_dpi: int = 200
-    max_pages: int = 500
+    max_pages: int = 10000  # engine.max_pages: pages in all
+    max_ocr_pages: int = 500  # engine.max_ocr_pages: pages without a usable text layer
     max_image_pixels: int = 200_000_000
     autorotate: bool = True
     crop_borders: bool = True

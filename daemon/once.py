@@ -23,6 +23,10 @@ Contract:
   reason); one it could not split for another reason is a failure ("not split: ...").
 - The journal is opened as ``run`` opens it (``journal.guard.open_state``): refused while a daemon
   uses this state folder.
+- The files given stay where they are, done or failed (``Sources.in_place``), unless
+  ``apply_source_action``: then the route's ``source`` action and the failed folder apply as in
+  the daemon. The parts of a split scanner batch are the splitter's files, not the user's: their
+  route's action applies (the batch's original goes where the inbox's batch settings say).
 - Exit code: ``ExitCode.FAILURES`` when any file failed, is missing or busy; ``OK`` otherwise.
   On_done hooks of the files done run at the end (``hooks.run_for_once``).
 """
@@ -178,18 +182,21 @@ def worker_count(cfg: Config, engine: Any) -> int:
 
 
 def run_once(cfg: Config, files: list[Path], *, engine_kind: str | None = None, jsonl: bool = False,
-             hooks_wait: float = 60.0) -> int:
+             hooks_wait: float = 60.0, apply_source_action: bool = False) -> int:
     from daemon.engines import create_engine
+    from daemon.fsio import set_shared_roots
     from daemon.intake.batch import Splitter
     from daemon.journal.guard import open_state
     from daemon.service.hooks import run_for_once
     from daemon.service.pipeline import Pipeline
 
+    set_shared_roots([ib.path for ib in cfg.inboxes])  # folders made in inboxes stay group-writable (fsio)
     journal, lock = open_state(cfg)  # like ``run``: refused while a daemon uses this state dir
     engine = create_engine(cfg, engine_kind)
     engine.start()
     bar = OnceProgress(sys.stderr, files=len(files))
-    pipeline = Pipeline(cfg, journal, engine, on_progress=bar)
+    given = [] if apply_source_action else [Path(os.path.abspath(f)) for f in files]  # left where they are
+    pipeline = Pipeline(cfg, journal, engine, on_progress=bar, sources_in_place=given)
     once = _Once(cfg, journal, pipeline, bar, jsonl)
     splitter = Splitter(cfg, pipeline.pool)  # scanner batches of inboxes that split them (docs/batches.md)
     workers = worker_count(cfg, engine)

@@ -110,11 +110,63 @@ def nothing_written_to_system_places() -> Iterator[None]:
     """FAIL the test that creates or changes /var/lib/ocr-daemon, /srv/ocr or /etc/ocr-daemon on
     the machine running the suite (tests use temp folders; real installs run in overlays)."""
     before = _system_state()
+    t0 = time.time()
     yield
     after = _system_state()
     changed = [p for p in after if after[p] != before[p]]
     if changed:
-        pytest.fail(f"the test wrote to {', '.join(changed)} on this machine (use a temp state_dir)", pytrace=False)
+        who = "\n".join(line for p in changed for line in who_wrote(Path(p), t0))
+        pytest.fail(f"the test wrote to {', '.join(changed)} on this machine (use a temp state_dir)\n{who}",
+                    pytrace=False)
+
+
+def _holding(paths: set[str]) -> list[tuple[int, str]]:
+    """The processes with one of ``paths`` open (as ``fuser`` finds them: /proc/PID/fd)."""
+    found = []
+    for pid in _proc_table():
+        with contextlib.suppress(OSError):
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(_readlink(f"/proc/{pid}/fd/{fd}") in paths for fd in fds):
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                found.append((pid, cmd))
+    return found
+
+
+def _readlink(p: str) -> str:
+    try:
+        return os.readlink(p)
+    except OSError:
+        return ""
+
+
+def who_wrote(place: Path, since: float) -> list[str]:
+    """Who wrote to ``place`` (for the guard's message): what in it changed since ``since`` (name,
+    owner, time), the processes holding a file there open (``fuser``: a process still running),
+    and the last documents a journal found there recorded (their paths name the test's folder,
+    and so the test, when the writer is gone)."""
+    out: list[str] = []
+    files = []
+    with contextlib.suppress(OSError):
+        for f in sorted(place.rglob("*")) if place.is_dir() else [place]:
+            st = f.lstat()
+            if st.st_mtime >= since - 1:
+                files.append(f)
+                out.append(f"  {f} (uid {st.st_uid}, changed {time.strftime('%H:%M:%S', time.localtime(st.st_mtime))})")
+    if files:
+        holders = _holding({str(f) for f in files})
+        out += [f"  open by: pid {pid} {cmd}" for pid, cmd in holders] or ["  no process has a file there open now"]
+    journal = place / "journal.sqlite3" if place.is_dir() else None
+    if journal is not None and journal.is_file():
+        import sqlite3
+
+        with contextlib.suppress(sqlite3.Error):
+            db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=1)
+            try:
+                rows = db.execute("SELECT id, path, state FROM documents ORDER BY id DESC LIMIT 5").fetchall()
+            finally:
+                db.close()
+            out += [f"  journal row doc-{i}: {p!r} ({s})" for i, p, s in rows]
+    return out
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -30,6 +30,8 @@ APT_PACKAGES=(
   poppler-utils ghostscript libjs-pdf
   # the shared journal's tests start a real PostgreSQL server (tests/pgserver.py)
   postgresql
+  # promtool checks and unit-tests the shipped alert rules (tests/unit/test_monitoring.py)
+  prometheus
 )
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -173,8 +173,16 @@ class EngineCfg(Strict):
         description="pages are rendered so the longest edge has this many pixels (the VLM engines; "
         "Tesseract: `engine.tesseract.render_dpi`)",
     )
+    # Two limits: pages read from a PDF's own text layer cost a few ms each (a 566-page manual:
+    # ~19 CPU-s), pages to OCR ~1-3 CPU-s each with Tesseract; one limit on both refused books.
     max_pages: int = Field(
-        500, ge=1, examples=[2000], description="documents with more pages fail (\"too many pages\")"
+        10000, ge=1, examples=[20000],
+        description="documents with more pages in all fail (\"too many pages\"), text-layer pages included",
+    )
+    max_ocr_pages: int = Field(
+        500, ge=1, examples=[2000],
+        description="documents with more pages to OCR (pages without a usable text layer) fail "
+        "(\"too many pages to OCR\"); pages read from a PDF's text layer do not count",
     )
     max_image_pixels: int = Field(
         100_000_000, ge=1_000_000, examples=[200_000_000],

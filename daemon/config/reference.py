@@ -40,6 +40,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticUndefined, core_schema
 
+from daemon.config.restart import needs_restart
 from daemon.config.schema import Config, EngineDebugCfg, PagesRange
 
 #: Models written inline as one value (``{min: 1, max: 2}``), not as a section of their own.
@@ -51,6 +52,8 @@ HIDDEN: tuple[type[BaseModel], ...] = (EngineDebugCfg,)
 DEFAULT_TEXT = {"doctypes": "the shipped doctypes", "inboxes[].name": "the folder's name"}
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+#: Put before the meaning of a key a reload does not apply (daemon/config/restart.py).
+RESTART_MARK = "**(restart)**"
 REGENERATE = "python -m daemon.config.reference --write docs"
 
 
@@ -184,7 +187,10 @@ file's folder.
   (`ocr-daemon config schema | sudo tee /etc/ocr-daemon/rules.schema.json >/dev/null`) and change that line
   to `$schema=rules.schema.json`, or map the file to the schema in the editor's settings.
 - A running daemon reads the file again on `systemctl reload ocr-daemon` (SIGHUP); an invalid
-  file is logged and the running rules stay.
+  file is logged and the running rules stay. Keys marked **(restart)** are read only at start
+  (the state folder and journal, the HTTP endpoint, the engine, the workers, the log level): a
+  reload logs which of them changed and were not applied (`systemctl restart ocr-daemon` applies
+  them).
 
 Sections: `daemon`, `engine`, `inboxes` (required, a list), `doctypes`, `routes`. In the tables,
 *example* is a value one could write (not a recommendation), in YAML as it goes into the file.
@@ -244,7 +250,8 @@ def markdown() -> str:
             nested = _nested(field.annotation)
             label = f"[`{key.path}`](#{_anchor(key.path + nested[1])})" if nested else f"`{key.path}`"
             example = "; ".join(f"`{_cell(yaml_value(e))}`" for e in field.examples or [])
-            out.append(f"| {label} | {_cell(default_text(key))} | {example} | {_cell(field.description or '')} |")
+            meaning = (RESTART_MARK + " " if needs_restart(key.path) else "") + (field.description or "")
+            out.append(f"| {label} | {_cell(default_text(key))} | {example} | {_cell(meaning)} |")
         out.append("")
     out.append(OUTRO)
     return "\n".join(out)
@@ -273,6 +280,11 @@ def json_schema() -> dict[str, Any]:
     schema = Config.model_json_schema(schema_generator=_SchemaWithFactoryDefaults)
     schema["title"] = "ocr-daemon rules.yaml"
     schema["properties"]["doctypes"].pop("default")  # the factory's {} is not what an absent key gets
+    for sec in sections():  # the keys a reload does not apply (daemon/config/restart.py), as in the table
+        props = schema["properties"] if sec.model is Config else schema.get("$defs", {}).get(sec.model.__name__, {}).get("properties", {})
+        for name, prop in props.items():
+            if needs_restart(_join(sec.path, name)) and isinstance(prop, dict):
+                prop["description"] = f"(restart: a reload does not apply it) {prop.get('description', '')}".strip()
     return {"$schema": SCHEMA_DIALECT, **schema}
 
 
@@ -284,11 +296,60 @@ def schema_text() -> str:
 # ----------------------------------------------------------------------------- config show
 
 
-def effective_yaml(cfg: Config) -> str:
-    """``cfg`` with every default filled in, as rules.yaml text that loads back to ``cfg``."""
+def effective_yaml(cfg: Config, in_force: dict[str, str] | None = None) -> str:
+    """``cfg`` with every default filled in, as rules.yaml text that loads back to ``cfg``.
+    ``in_force``: dotted key -> the value an automatic setting (``0``, ``auto``) has on this
+    machine, added as a comment on that key's line (the value itself stays, so the text still
+    loads back to ``cfg`` and means "auto" wherever it is used)."""
     data = cfg.model_dump(mode="json")
     head = f"# effective configuration of {cfg.source_path} (ocr-daemon config show): every default filled in\n"
-    return head + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=110)
+    return head + (_annotate(text, in_force) if in_force else text)
+
+
+def _annotate(text: str, notes: dict[str, str]) -> str:
+    """Append ``# in force: VALUE`` to the lines of the dotted keys of ``notes`` (mapping keys
+    only: the keys annotated live in nested mappings, never in lists)."""
+    out: list[str] = []
+    path: list[tuple[int, str]] = []  # (indent, key) of the mapping keys above the current line
+    for line in text.splitlines():
+        m = re.match(r"( *)([A-Za-z_][A-Za-z0-9_]*):( |$)", line)
+        if m:
+            indent = len(m.group(1))
+            while path and path[-1][0] >= indent:
+                path.pop()
+            path.append((indent, m.group(2)))
+            dotted = ".".join(k for _, k in path)
+            if dotted in notes:
+                line += f"  # in force: {notes[dotted]}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def in_force(cfg: Config) -> dict[str, str]:
+    """What the automatic settings come to on this machine (``config show``): the engine ``auto``
+    picks, and the counts that 0 means (the service's own rules: ``Service.worker_count``,
+    ``Pipeline``'s render workers, the Tesseract engine's threads). Builds the engine object
+    (cheap) but starts nothing."""
+    import os
+
+    from daemon.engines import create_engine, resolve_kind
+
+    notes = {"engine.kind": resolve_kind(cfg)} if cfg.engine.kind == "auto" else {}
+    try:
+        engine = create_engine(cfg)
+    except Exception as e:  # noqa: BLE001 - a note only: the engine's own start reports it properly
+        notes["daemon.workers"] = f"unknown (the engine cannot be built here: {e})"
+        return notes
+    d = cfg.daemon
+    if d.workers == 0:
+        notes["daemon.workers"] = f"{max(4, int(engine.max_in_flight) // 2)} (auto)"
+    if d.render_workers == 0:
+        notes["daemon.render_workers"] = f"{max(1, (os.cpu_count() or 2) // 2)} (auto)"
+    threads = getattr(engine, "threads", None)
+    if engine.name == "tesseract" and cfg.engine.tesseract.threads == 0 and threads:
+        notes["engine.tesseract.threads"] = f"{threads} (auto)"
+    return notes
 
 
 # ----------------------------------------------------------------------------- commands
@@ -301,7 +362,8 @@ def run_cli(args: argparse.Namespace) -> int:
         return 0
     from daemon.config import load_config  # the package imports this module's siblings first
 
-    sys.stdout.write(effective_yaml(load_config(args.config)))
+    cfg = load_config(args.config)
+    sys.stdout.write(effective_yaml(cfg, in_force(cfg)))
     return 0
 
 

@@ -22,6 +22,8 @@ Contract:
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,8 +53,17 @@ def validate(loaded: LoadedYaml) -> Config:
         problems.extend(_model_problems(e, loaded))
     problems.extend(p.format(loaded) for p in _cross_section_problems(data, loaded))
     if problems or cfg is None:
-        raise ConfigError(problems)
+        raise ConfigError(by_line(problems))
     return cfg
+
+
+def by_line(problems: list[str]) -> list[str]:
+    """``FILE:LINE ...`` messages in the order of their lines (stable; those without a line last)."""
+    def line(p: str) -> int:
+        m = re.match(r"[^\n]*?:(\d+) ", p)
+        return int(m.group(1)) if m else 10**9
+
+    return sorted(problems, key=line)
 
 
 # ----------------------------------------------------------------------------- model errors
@@ -86,10 +97,28 @@ def _message(err: Any) -> str:
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     if err["type"] == "extra_forbidden":
-        msg = "unknown key (typo?)"
+        near = difflib.get_close_matches(str(err["loc"][-1]), _known_keys(tuple(err["loc"][:-1])), n=1, cutoff=0.6)
+        msg = f"unknown key; did you mean {near[0]!r}?" if near else "unknown key (typo?)"
     if err["type"] == "literal_error" or err["type"] == "enum":
         return f"{err.get('input')!r} {msg[0].lower()}{msg[1:]}"
     return msg
+
+
+def _known_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys of the section at ``loc`` (for "did you mean"); [] when it cannot be told."""
+    from daemon.config.reference import _nested
+
+    model: Any = Config
+    parts = [p for p in loc if not isinstance(p, int)]
+    i = 0
+    while i < len(parts):
+        field = model.model_fields.get(str(parts[i]))
+        nested = _nested(field.annotation) if field is not None else None
+        if nested is None:
+            return []
+        model, how = nested
+        i += 2 if how == ".NAME" else 1  # a map's NAME is not a key of the model
+    return [n for n, f in model.model_fields.items() if not f.exclude]
 
 
 # ----------------------------------------------------------------------------- across sections

@@ -81,7 +81,8 @@ class PageScan:
 def scan_options(max_pages: int, max_image_pixels: int) -> RenderOptions:
     """Render options for looking at pages: ``SCAN_DPI``, no crop, no turning."""
     return RenderOptions(
-        dpi=SCAN_DPI, longest_edge=1, max_pages=max_pages, max_image_pixels=max_image_pixels,
+        dpi=SCAN_DPI, longest_edge=1, max_pages=max_pages, max_ocr_pages=max_pages,  # scanned, not OCRed here
+        max_image_pixels=max_image_pixels,
         autorotate=False, crop_borders=False, text_layer="ocr",
     )
 

@@ -34,7 +34,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from daemon.config import InboxCfg
-from daemon.fsio import is_within
+from daemon.fsio import is_within, make_inbox_dir, set_shared_roots
 from daemon.models import Candidate
 from daemon.names import for_log
 
@@ -206,8 +206,10 @@ class InboxWatcher:
     def start(self) -> None:
         self._overflow_hook = _OverflowHook(self._on_overflow)
         logging.getLogger("watchdog.observers.inotify_c").addHandler(self._overflow_hook)
+        # folders made inside the inboxes (and a missing inbox) are setgid, group-writable (fsio)
+        set_shared_roots([ib.path for ib in self.inboxes])
         for ib in self.inboxes:
-            ib.path.mkdir(parents=True, exist_ok=True)
+            make_inbox_dir(ib.path)
             if ib.schedule is not None:
                 self.modes[ib.name] = f"schedule {ib.schedule}"
                 continue

@@ -191,13 +191,31 @@ def _doc(row: sqlite3.Row) -> Document:
 #: (full, over quota, read-only: ``errors.NoSpaceError``); such a row has no strike for it.
 WAITING_FOR_SPACE = "waiting for the destination: "
 
+#: Finished documents listed by ``status``, ``/status`` and the status page ("where did my file go?").
+RECENT_DONE = 10
+
+
+def finished_json(r: JournalRow) -> dict[str, Any]:
+    """A finished document for ``recent_done``: its route, the folder its outputs went to, and
+    where its original is now (``source_now``: its own path when kept, null when deleted)."""
+    folders = sorted({str(o.parent) for o in r.outputs})
+    return {
+        "id": r.id, "path": str(r.path), "state": r.state.value, "route": r.route, "doctype": r.doctype,
+        "language": r.language, "pages": r.pages, "finished": round(r.updated, 3),
+        "outputs_folder": folders[0] if len(folders) == 1 else (os.path.commonpath(folders) if folders else None),
+        "outputs": [str(o) for o in r.outputs],
+        "source_now": None if r.final_path is None else str(r.final_path),
+    }
+
 
 def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, Any]:
     """What ``ocr-daemon status --json`` prints (and ``/status`` of the HTTP endpoint starts
     with): documents by state, the documents in progress with their page progress, the documents
     waiting for another try (attempt count, last error, next try; ``max_attempts`` when the
-    config is known), those waiting for a full or read-only destination (uncounted), the ten most recent failures with their reasons, and the hooks' deliveries
-    (pending and failed); with a shared journal, every daemon of it (host, pid, last heartbeat,
+    config is known), those waiting for a full or read-only destination (uncounted), the ten most
+    recent failures with their reasons, and the hooks' deliveries (pending and failed), the ten
+    documents finished most recently (``recent_done``: route, outputs' folder, where the original
+    went); with a shared journal, every daemon of it (host, pid, last heartbeat,
     pages/s) and which one holds each document in progress (``held_by``). Read-only."""
     from daemon.journal import deliveries
 
@@ -220,6 +238,7 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
              "final_path": None if f.final_path is None else str(f.final_path)}
             for f in journal.recent_failures(10)
         ],
+        "recent_done": [finished_json(r) for r in journal.recent_finished(RECENT_DONE)],
         "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
     }
     if hasattr(journal, "daemons"):  # every daemon of a shared journal (pgstore.py)

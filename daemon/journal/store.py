@@ -615,6 +615,14 @@ class Journal:
         ).fetchall()
         return [_row(r) for r in rows]
 
+    def recent_finished(self, limit: int = 10) -> list[JournalRow]:
+        """The documents done (or linked as duplicates) most recently, newest first."""
+        rows = self._conn().execute(
+            "SELECT * FROM documents WHERE state IN ('done', 'duplicate') ORDER BY updated DESC, id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [_row(r) for r in rows]
+
     def all_outputs(self) -> set[str]:
         """Every output path ever written or planned, and every place a source was archived to
         (the watcher never takes these as input, even inside an inbox)."""

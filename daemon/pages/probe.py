@@ -7,7 +7,9 @@ Public API (used by the stability checker and the pipeline; names and signatures
   "encrypted PDF (password protected)"). Cheap (header checks, no pixel decoding except a
   reduced-size decode for JPEGs that lack their end marker) and never raises.
 - ``page_count(path, opts) -> int``: raises ``InputError`` for every permanent problem (not a
-  PDF/image, encrypted, corrupt, more pages than ``opts.max_pages``, an image bigger than
+  PDF/image, encrypted, corrupt, more pages than ``opts.max_pages`` in all or more than
+  ``opts.max_ocr_pages`` without any text (PDF pages with text count only against the first;
+  every image page is a page to OCR), an image bigger than
   ``opts.max_image_pixels`` -- checked from the header, before any pixel is decoded).
 - ``sniff(head)``, ``classify(path)``, ``open_pdf``, ``open_image``, ``check_pixels``: the
   helpers ``daemon.pages.render`` opens files with, so both stages refuse the same inputs.
@@ -45,6 +47,7 @@ from daemon.errors import InputError
 from daemon.models import RenderOptions
 
 __all__ = ["probe", "mupdf_open", "page_count", "sniff", "classify", "open_pdf", "open_image", "check_pixels", "image_frames", "short",
+           "ocr_limit_reason",
            "corrupt_pdf_errors", "KIND_WORDS"]
 
 log = logging.getLogger(__name__)
@@ -368,10 +371,14 @@ def page_count(path: Path, opts: RenderOptions) -> int:
         try:
             with corrupt_pdf_errors():
                 n = doc.page_count
+                if n < 1:
+                    raise InputError("PDF has no pages")
+                _check_total(n, opts)
+                if n > opts.max_ocr_pages:  # only then: a look at every page's text (~1 ms a page)
+                    bare = n if opts.text_layer == "ocr" else sum(not doc[i].get_text("text").strip() for i in range(n))
+                    _check_ocr(bare, n, opts)
         finally:
             doc.close()
-        if n < 1:
-            raise InputError("PDF has no pages")
     else:
         reason = _probe_image(path, kind)
         if reason:
@@ -379,8 +386,8 @@ def page_count(path: Path, opts: RenderOptions) -> int:
         with warnings.catch_warnings(), open_image(path) as im:
             warnings.simplefilter("ignore")
             n = image_frames(im)
-            if n > opts.max_pages:
-                raise InputError(f"too many pages: {n} > limit {opts.max_pages}")
+            _check_total(n, opts)
+            _check_ocr(n, n, opts)  # every page of an image is a page to OCR
             for i in range(n):
                 try:
                     if i:
@@ -388,6 +395,23 @@ def page_count(path: Path, opts: RenderOptions) -> int:
                 except Exception as e:  # an IFD that cannot be read
                     raise InputError(f"corrupt image: page {i + 1} unreadable ({short(e)})") from e
                 check_pixels(im.width, im.height, opts, "image" if n == 1 else f"page {i + 1}")
-    if n > opts.max_pages:
-        raise InputError(f"too many pages: {n} > limit {opts.max_pages}")
     return n
+
+
+def _check_total(n: int, opts: RenderOptions) -> None:
+    if n > opts.max_pages:
+        raise InputError(f"too many pages: {n} > limit {opts.max_pages} (engine.max_pages)")
+
+
+def _check_ocr(bare: int, n: int, opts: RenderOptions) -> None:
+    """``bare`` pages have no text layer at all: each is a page to OCR (a PDF page with text may
+    still be OCRed if its layer is not usable; ``Recognizer`` counts those as they come)."""
+    if bare > opts.max_ocr_pages:
+        raise InputError(ocr_limit_reason(bare, n, opts.max_ocr_pages))
+
+
+def ocr_limit_reason(k: int, n: int, limit: int, *, at_least: bool = False) -> str:
+    """The failure reason of a document with more pages to OCR than ``engine.max_ocr_pages``."""
+    of = f" of {n}" if k != n else ""
+    return (f"too many pages to OCR: {'at least ' if at_least else ''}{k}{of} pages without a usable text layer > limit {limit} "
+            "(engine.max_ocr_pages; pages read from a text layer do not count)")

@@ -187,7 +187,9 @@ class HttpEndpoint:
                 "queue": len(svc.queue),
                 "settling": svc.tracker.pending(),
                 "processing": len(svc.busy_documents()),
-                "pages_since_start": METRICS.pages_count,
+                # every page finished since start: OCRed, and read from a text layer (of which)
+                "pages_since_start": METRICS.pages_count + METRICS.layer_pages_count,
+                "text_layer_pages_since_start": METRICS.layer_pages_count,
                 "pages_per_second": round(METRICS.rate(60), 3),
                 "pages_per_second_5min": round(METRICS.rate(300), 3),
                 "history": METRICS.history(),

@@ -6,7 +6,7 @@ Contract:
   elsewhere. Counters and histograms count from the process's start, as Prometheus expects (a
   restart resets them; ``rate()`` copes).
 - The pipeline and the service report through the module functions below (``observe_stage``,
-  ``document_started``, ``page_rendered``, ``page_recognized``, ``document_finished``,
+  ``document_started``, ``page_rendered``, ``page_recognized``, ``page_from_text_layer``, ``document_finished``,
   ``stage_degraded`` (an optional stage that failed, by stage), ``document_retried``,
   ``page_flagged`` / ``output_check_failed`` / ``document_review`` (the quality check),
   ``hook_delivery`` (one try of an ``on_done`` hook, by kind and outcome)): each is a
@@ -124,6 +124,9 @@ class Metrics:
         platform_collector.PlatformCollector(registry=r)
         gc_collector.GCCollector(registry=r)
         self.pages = Counter("ocr_daemon_pages", "Pages OCRed (text back from the engine)", registry=r)
+        self.layer_pages = Counter(
+            "ocr_daemon_text_layer_pages", "Pages read from a PDF's own text layer (no OCR)", registry=r
+        )
         self.finished = Counter(
             "ocr_daemon_documents_finished", "Documents that left processing, by outcome", ["outcome"], registry=r
         )
@@ -180,6 +183,7 @@ class Metrics:
             self.degraded.labels(stage=st.value)
         self.started = time.time()
         self.pages_count = 0  # pages OCRed since start (the counter's value, readable without internals)
+        self.layer_pages_count = 0  # pages read from a text layer since start
         self._lock = threading.Lock()
         self._docs: dict[int, _Doc] = {}
         self._recent: deque[float] = deque()  # wall time of each page OCRed in the last HISTORY_SECONDS
@@ -216,6 +220,13 @@ class Metrics:
             if d is not None:
                 d.done += 1
                 d.in_engine = max(0, d.in_engine - 1)
+
+    def page_from_text_layer(self, doc_id: int) -> None:
+        """A page was read from the PDF's own text layer (not OCRed)."""
+        with contextlib.suppress(Exception):
+            self.layer_pages.inc()
+        with self._lock:
+            self.layer_pages_count += 1
 
     def stage_degraded(self, stage: str) -> None:
         """An optional stage failed on a page (or a document) that went on without it."""
@@ -327,6 +338,28 @@ def live_progress(svc: Any) -> list[DocProgress]:
     return out
 
 
+def _disk(cfg: Any) -> Iterator[Metric]:
+    """Free and total bytes of the filesystem of each folder the daemon writes (docs/monitoring:
+    the disk-low alert): ``state``, ``failed`` and ``inbox:NAME``."""
+    import os
+
+    free = GaugeMetricFamily("ocr_daemon_disk_free_bytes", "Bytes free (for the daemon's user) on the filesystem "
+                             "of a folder the daemon writes", labels=["folder"])
+    size = GaugeMetricFamily("ocr_daemon_disk_size_bytes", "Size of the filesystem of a folder the daemon writes",
+                             labels=["folder"])
+    folders = {"state": cfg.daemon.state_dir, "failed": cfg.daemon.failed_dir,
+               **{f"inbox:{ib.name}": ib.path for ib in cfg.inboxes}}
+    for name, path in folders.items():
+        try:
+            st = os.statvfs(path)
+        except OSError:
+            continue  # not there (yet): nothing to say
+        free.add_metric([name], st.f_bavail * st.f_frsize)
+        size.add_metric([name], st.f_blocks * st.f_frsize)
+    yield free
+    yield size
+
+
 def ready_problems(svc: Any) -> list[str]:
     """Why ``svc`` (a ``Service``) is not ready to take work; [] when it is. Ready = journal
     recovered and writable, engine started and usable, inboxes watched, and not stopping (drain)."""
@@ -414,6 +447,9 @@ class ServiceCollector(Collector):
         yield GaugeMetricFamily("ocr_daemon_documents_in_progress", "Documents being processed now",
                                 value=len(svc.busy_documents()))
         yield GaugeMetricFamily("ocr_daemon_ready", "1 when /healthz/ready answers 200", value=0 if ready_problems(svc) else 1)
+        yield GaugeMetricFamily("ocr_daemon_engine_up", "1 while the OCR engine is started and usable",
+                                value=1 if svc.pipeline is not None and svc.engine.healthy() else 0)
+        yield from _disk(svc.cfg)
         health = getattr(svc, "journal_health", None)
         if health is not None:
             yield GaugeMetricFamily(
@@ -475,6 +511,7 @@ observe_stage = METRICS.observe_stage
 document_started = METRICS.document_started
 page_rendered = METRICS.page_rendered
 page_recognized = METRICS.page_recognized
+page_from_text_layer = METRICS.page_from_text_layer
 document_finished = METRICS.document_finished
 stage_degraded = METRICS.stage_degraded
 document_retried = METRICS.document_retried

@@ -52,7 +52,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -109,6 +109,7 @@ def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
         dpi=e.tesseract.render_dpi if engine_name == "tesseract" else None,  # per-engine resolution
         longest_edge=e.render_longest_edge,
         max_pages=e.max_pages,
+        max_ocr_pages=e.max_ocr_pages,
         max_image_pixels=e.max_image_pixels,
         autorotate=e.autorotate,
         crop_borders=e.crop_borders,
@@ -122,9 +123,9 @@ class Pipeline:
 
     def __init__(
         self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None,
-        on_progress: Callable[[Progress], None] | None = None,
+        on_progress: Callable[[Progress], None] | None = None, sources_in_place: Collection[Path] = (),
     ) -> None:
-        self.sources = Sources(cfg, journal, claim=self._claim_output)
+        self.sources = Sources(cfg, journal, claim=self._claim_output, in_place=sources_in_place)
         self.cfg = cfg
         self.journal = journal
         self.engine = engine
@@ -395,7 +396,9 @@ class Pipeline:
     def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
         final = self.sources.fail(doc, src, reason)
         self.journal.fail(doc.id, reason, final)
-        log.info("%s failed: %s", doc.tag, for_log(reason))
+        # WARNING with the file's name and where it went: "where did my file go?" from the log alone
+        log.warning("%s failed: %s: %s; now at %s", doc.tag, for_log(doc.path), for_log(reason),
+                    for_log(str(final)) if final is not None else "(gone)")
         return Outcome("failed", final_path=final, reason=reason)
 
     def _wait_for_space(self, doc: Document, reason: str) -> Outcome:
@@ -427,8 +430,8 @@ class Pipeline:
             return self._fail(doc, src, f"{reason} (gave up after {strikes} tries)")
         delay = min(d.retry_backoff * (2 ** max(0, strikes - 1)), d.retry_backoff_max)
         self.journal.retry_later(doc.id, reason, delay)
-        log.warning("%s attempt %d of %d failed, retry in %.0fs: %s", doc.tag, strikes, d.max_attempts, delay,
-                    for_log(reason))
+        log.warning("%s %s: attempt %d of %d failed, retry in %.0fs: %s", doc.tag, for_log(doc.path), strikes,
+                    d.max_attempts, delay, for_log(reason))
         return Outcome("retry", retry_in=delay, reason=reason)
 
 

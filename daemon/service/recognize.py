@@ -15,6 +15,8 @@ Contract:
 - A page whose render takes longer than ``engine.render_timeout`` (counted from when a worker
   took it), a render worker that dies, or one over its memory limit -> ``WorkerCrash`` (the
   render worker is killed or its pool rebuilt). Engine errors propagate as the engine raised them.
+- More pages to OCR than ``engine.max_ocr_pages`` (counted as pages come back from the render
+  stage, resumed ones included) -> ``InputError`` naming the key.
 - ``progress.start(resumed)`` once the resumed pages are known, ``progress.page()`` after each
   page finished now.
 """
@@ -29,11 +31,11 @@ from typing import Any, Protocol
 
 from daemon.config import Config
 from daemon.engines.base import Engine, PageRequest
-from daemon.errors import WorkerCrash
+from daemon.errors import InputError, WorkerCrash
 from daemon.journal.store import Journal
 from daemon.models import Document, RenderOptions
 from daemon.pagerecord import PageResult, RenderedPage
-from daemon.pages import textlayer
+from daemon.pages import probe, textlayer
 from daemon.pages.renderpool import RenderPool, RenderTask
 from daemon.service import metrics
 
@@ -84,6 +86,9 @@ class Recognizer:
         rendering: dict[RenderTask, int] = {}
         reading: dict[cf.Future[Any], RenderedPage] = {}
         next_t = 0
+        # engine.max_ocr_pages: probe.page_count refused what had no text at all; a page whose
+        # layer is not usable (glyph soup, an OCR layer) is known only once rendered
+        to_ocr = sum(r.source == "ocr" for r in results.values())
         try:
             while len(results) < n:
                 while next_t < len(todo) and len(rendering) + len(reading) < window:
@@ -103,8 +108,12 @@ class Recognizer:
                         assert isinstance(f, RenderTask)
                         page = self._rendered(f, rendering.pop(f))
                         if page.layer is not None:  # the PDF's own text: no engine
+                            metrics.page_from_text_layer(doc.id)
                             self._record(doc, key, PageResult.from_layer(page, page.layer), results, on_page)
                             continue
+                        to_ocr += 1
+                        if to_ocr > opts.max_ocr_pages:
+                            raise InputError(probe.ocr_limit_reason(to_ocr, n, opts.max_ocr_pages, at_least=True))
                         metrics.page_rendered(doc.id, f.started)
                         assert page.image is not None and page.geometry is not None
                         # The render stage already ran OSD; the Tesseract engine reuses its script.

@@ -47,13 +47,20 @@ def watchdog_interval() -> float | None:
         return None
 
 
-def setup_logging(level: str = "INFO") -> None:
-    """Log to journald (with structured fields) under systemd, else to stderr."""
+def setup_logging(level: str = "INFO", log_file: str | None = None) -> None:
+    """Log to ``log_file`` when given (``run --log-file``: a ``WatchedFileHandler``, which reopens
+    the file after logrotate moved it), else to journald (with structured fields) under systemd,
+    else to stderr."""
+    import logging.handlers
+
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
     handler: logging.Handler | None = None
-    if os.environ.get("JOURNAL_STREAM") or os.environ.get("INVOCATION_ID"):
+    if log_file:
+        handler = logging.handlers.WatchedFileHandler(log_file, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    elif os.environ.get("JOURNAL_STREAM") or os.environ.get("INVOCATION_ID"):
         try:
             from systemd.journal import JournalHandler
 

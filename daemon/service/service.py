@@ -53,6 +53,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from daemon.config import Config, filesystem_problems, load_config, template_root
+from daemon.config.restart import restart_changes
 from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
@@ -237,7 +238,7 @@ class Service:
             return
         self.read_failures.forget(cand.path)
         metrics.document_finished(doc.id, "failed", reason)
-        log.info("%s failed: %s: %s", doc.tag, for_log(cand.path.name), reason)
+        log.warning("%s failed: %s: %s; now at %s", doc.tag, for_log(cand.path), for_log(reason), for_log(str(final)))
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -537,8 +538,10 @@ class Service:
         if problems:
             log.error("reload: %s is not usable, keeping the running config:\n%s", self.config_path, "\n".join(problems))
             return
-        if new.engine != self.cfg.engine or new.daemon.state_dir != self.cfg.daemon.state_dir or new.daemon.http != self.cfg.daemon.http:
-            log.warning("reload: engine/state_dir/http changes take effect after a restart")
+        not_applied = restart_changes(self.cfg, new)  # daemon/config/restart.py: read only at start
+        if not_applied:
+            log.warning("reload: not applied until a restart (systemctl restart ocr-daemon): %s changed",
+                        ", ".join(not_applied))
         notify("RELOADING=1")
         self.cfg = new
         if self.pipeline is not None:

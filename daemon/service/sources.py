@@ -17,6 +17,9 @@ Contract:
 - ``fail(doc, src, reason)`` moves the source to ``daemon.failed_dir`` and writes
   ``<name>.error.txt`` beside it; ``restore(journal, row)`` undoes that for ``requeue`` (the file
   goes back to its inbox path, the note is removed, the journal forgets the move).
+- ``in_place`` (the files given to ``ocr-daemon once``, unless ``--apply-source-action``): such a
+  source is never moved, archived, deleted or put in the failed folder; ``plan``/``act``/``fail``
+  return it where it is.
 - Nothing here raises for a problem moving a file to the failed folder: the file then stays
   where it is (logged), so no file is ever lost.
 """
@@ -29,7 +32,7 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -46,9 +49,15 @@ log = logging.getLogger(__name__)
 class Sources:
     """Source-file checks and moves for one journal; thread-safe."""
 
-    def __init__(self, cfg: Config, journal: Journal, *, claim: Callable[[Path], None] | None = None) -> None:
+    def __init__(
+        self, cfg: Config, journal: Journal, *, claim: Callable[[Path], None] | None = None,
+        in_place: Collection[Path] = (),
+    ) -> None:
         self.cfg = cfg
         self.journal = journal
+        # ``ocr-daemon once`` without --apply-source-action: like ocrmypdf or tesseract, a command
+        # never moves or deletes the files it was given (kept when done, left in place when failed)
+        self.in_place = frozenset(in_place)
         # called with a path the daemon is about to create inside (maybe) a watched folder, so the
         # watcher never takes an archived source as new input
         self._claim = claim or (lambda p: None)
@@ -104,7 +113,7 @@ class Sources:
     def plan(self, doc: Document, src: Path, action: SourceAction, archive_dir: Path | None, row: JournalRow | None) -> Path | None:
         """Where the source will be once ``act`` ran: ``src`` (kept, or already archived before a
         crash), None (deleted), or the archive target (reserved; nothing is written yet)."""
-        if action == "keep" or src != doc.path:  # src != doc.path: already archived before a crash
+        if action == "keep" or src != doc.path or doc.path in self.in_place:  # src != doc.path: already archived before a crash
             return src
         if action == "delete":
             return None
@@ -127,7 +136,7 @@ class Sources:
     def act(self, doc: Document, src: Path, action: SourceAction, target: Path | None) -> Path | None:
         """Keep, delete or archive (to ``target`` from ``plan``) the source. Returns where it is."""
         try:
-            if action == "keep" or src != doc.path:
+            if action == "keep" or src != doc.path or doc.path in self.in_place:
                 return src
             if changed(doc, src):
                 # A new version replaced the file after its pages were read: archiving or deleting
@@ -160,6 +169,8 @@ class Sources:
         failed_dir = self.cfg.daemon.failed_dir
         if not os.path.lexists(src):
             return None
+        if doc.path in self.in_place:
+            return src
         try:
             failed_dir.mkdir(parents=True, exist_ok=True)
             if os.path.realpath(src.parent) == os.path.realpath(failed_dir):

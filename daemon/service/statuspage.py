@@ -139,6 +139,17 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
         failures = (f'<table id="failures"><tr><th>file</th><th>reason</th><th>state</th></tr>{wrows}{rrows}{frows}</table>')
     else:
         failures = '<p class="dim" id="failures">no failures</p>'
+    done = st.get("recent_done") or []
+    if done:  # "where did my file go?": route, outputs' folder, where the original is now
+        drows = "".join(
+            f'<tr class="done"><td class="name">{_e(Path(d["path"]).name)}</td><td>{_e(d["route"] or "")}</td>'
+            f'<td class="outputs">{_e(d["outputs_folder"] or "")}</td><td class="source">{_e(_source_now(d))}</td></tr>'
+            for d in done
+        )
+        recent = ('<table id="recent-done"><tr><th>file</th><th>route</th><th>outputs in</th><th>original</th></tr>'
+                  f'{drows}</table>')
+    else:
+        recent = '<p class="dim" id="recent-done">nothing finished yet</p>'
     up = '<p><a href="/upload">Try a file…</a></p>' if upload else ""
     hooks = _hooks_section(st.get("hooks") or {})
     fleet = _fleet_section(st) if "daemons" in st else ""  # a shared journal only (docs/scaling.md)
@@ -146,7 +157,8 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
 <h1>ocr-daemon</h1>
 <p>{ready} · engine <b>{_e(live["engine"])}</b> · up {_duration(live["uptime_seconds"])} ·
 <b>{live["pages_per_second"]:.2f}</b> pages/s (last minute), {live["pages_per_second_5min"]:.2f} (5 min) ·
-{live["pages_since_start"]} pages since start</p>
+<span id="pages-since-start">{live["pages_since_start"]} pages since start
+({live.get("text_layer_pages_since_start", 0)} read from text layers)</span></p>
 {up}
 <h2>Queue</h2>
 <p id="queue"><b>{live["queue"]}</b> queued · <b>{live["processing"]}</b> processing · <b>{live["settling"]}</b> settling (waiting to be unchanged)</p>
@@ -156,12 +168,21 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
 {fleet}
 <h2>Pages per second, last {len(live["history"])} minutes</h2>
 {_rate_chart(live["history"])}
+<h2>Recently done</h2>
+{recent}
 <h2>Failures and retries</h2>
 {failures}
 {hooks}
 <p class="dim">Reloads every 5 s · <a href="/status">/status</a> (JSON) · <a href="/metrics">/metrics</a> · <a href="/healthz/ready">/healthz/ready</a></p>
 """
     return _doc("ocr-daemon", body, refresh=5)
+
+
+def _source_now(d: dict[str, Any]) -> str:
+    now = d["source_now"]
+    if now is None:
+        return "deleted"
+    return "kept" if now == d["path"] else f"moved to {now}"
 
 
 def _fleet_section(st: dict[str, Any]) -> str:

@@ -291,7 +291,8 @@ def test_once_and_route_explain(tmp_path: Path) -> None:
     cfg = write_rules(
         tmp_path,
         doctypes=shipped["doctypes"],
-        routes=[{"name": "invoices", "match": {"doctype": "invoice"}, "destination": "invoices/{language}"},
+        routes=[{"name": "invoices", "match": {"doctype": "invoice"}, "destination": "invoices/{language}",
+                 "source": "delete"},
                 {"name": "rest", "destination": "rest"}],
     )
     f = docgen.make_image(tmp_path / "rechnung.png", RECHNUNG_DE)
@@ -315,7 +316,15 @@ def test_once_and_route_explain(tmp_path: Path) -> None:
     bad.write_bytes(b"nope")
     r = run_cli("once", "--config", str(cfg), str(bad))
     assert r.returncode == 1 and "failed" in r.stderr
-    assert (tmp_path / "failed" / "bad.pdf.error.txt").exists()
+    # like ocrmypdf or tesseract, `once` leaves the files it was given where they are ...
+    assert bad.read_bytes() == b"nope" and not (tmp_path / "failed").exists()
+    assert f.is_file()  # the done one too, though its route says `source: delete`
+    # ... unless asked to act as the daemon would
+    bad2 = tmp_path / "bad2.pdf"
+    bad2.write_bytes(b"nope again")
+    r = run_cli("once", "--apply-source-action", "--config", str(cfg), str(bad2))
+    assert r.returncode == 1 and "moved to" in r.stderr
+    assert not bad2.exists() and (tmp_path / "failed" / "bad2.pdf.error.txt").exists()
 
 
 def test_small_file_is_not_held_behind_a_big_pdf(tmp_path: Path, start_daemon) -> None:  # type: ignore[no-untyped-def]

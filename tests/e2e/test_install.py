@@ -35,7 +35,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 INSTALL = REPO / "install.sh"
 TARGET_PREFIXES = ("/opt/ocr-daemon", "/etc/ocr-daemon", "/srv/ocr", "/var/lib/ocr-daemon")
-SYSTEM_PATHS = ("/opt/ocr-daemon", "/etc/ocr-daemon", "/srv/ocr", "/var/lib/ocr-daemon",
+SYSTEM_PATHS = ("/opt/ocr-daemon", "/etc/ocr-daemon", "/srv/ocr", "/var/lib/ocr-daemon", "/var/log/ocr-daemon",
                 "/etc/systemd/system/ocr-daemon.service", "/usr/local/bin/ocr-daemon")
 
 
@@ -321,21 +321,26 @@ set -euo pipefail
 T=$1; PDF=$2
 # Private copies (overlays) of what a real install writes; they vanish with this namespace and
 # the changes stay readable in $T/ovl/*/up afterwards.
-for d in etc opt srv var/lib usr/local; do
+for d in etc opt srv var/lib var/log usr/local; do
   n=${d//\//_}; mkdir -p "$T/ovl/$n/up" "$T/ovl/$n/work"
   mount -t overlay overlay -o "lowerdir=/$d,upperdir=$T/ovl/$n/up,workdir=$T/ovl/$n/work" "/$d"
 done
 bash "$INSTALL" --no-apt --no-gpu >"$T/install.out" 2>&1
-# The foreground command install.sh prints (no systemd here), under the unit's seccomp filters.
-cmd=$(sed -n 's/^==>   setpriv /setpriv /p' "$T/install.out")
+# The command install.sh prints (no systemd here), run as printed -- detached (setsid -f), as
+# ocr-daemon, with its log file and pid file -- under the unit's seccomp filters.
+cmd=$(sed -n 's/^==>   setsid -f setpriv /setsid -f setpriv /p' "$T/install.out")
 [ -n "$cmd" ]
 read -r -a argv <<<"$cmd"
-# argv = setpriv OPTS... /opt/ocr-daemon/venv/bin/ocr-daemon run --config ...: put the sandbox
-# launcher between setpriv's options and the daemon command.
+# argv = setsid -f setpriv OPTS(3) /opt/ocr-daemon/venv/bin/ocr-daemon run --config C --log-file L
+# --pid-file P: the sandbox launcher goes between setpriv's options and the daemon command.
 n=${#argv[@]}
-setsid env OMP_THREAD_LIMIT=1 "${argv[@]:0:4}" /opt/ocr-daemon/venv/bin/python "$LAUNCHER" \
-  /etc/systemd/system/ocr-daemon.service -- "${argv[@]:4:$n}" >"$T/daemon.log" 2>&1 &
-pid=$!
+opt() { local i; for ((i = 0; i < n - 1; i++)); do [ "${argv[i]}" != "$1" ] || echo "${argv[i + 1]}"; done; }
+PIDF=$(opt --pid-file); LOGF=$(opt --log-file)
+"${argv[@]:0:2}" env OMP_THREAD_LIMIT=1 "${argv[@]:2:4}" /opt/ocr-daemon/venv/bin/python "$LAUNCHER" \
+  /etc/systemd/system/ocr-daemon.service -- "${argv[@]:6:$n}"
+echo "setsid returned $?" >"$T/detached.txt"   # at once: the daemon runs on in its own session
+for _ in $(seq 600); do [ -s "$PIDF" ] && break; sleep 0.1; done
+pid=$(cat "$PIDF")
 trap 'kill -KILL -- -$pid 2>/dev/null || true' EXIT
 cp "$PDF" /srv/ocr/inbox/.letter.tmp && mv /srv/ocr/inbox/.letter.tmp /srv/ocr/inbox/letter.pdf
 for _ in $(seq 1200); do
@@ -343,7 +348,12 @@ for _ in $(seq 1200); do
   kill -0 $pid 2>/dev/null || break
   sleep 0.1
 done
-kill -TERM -- -$pid; wait $pid && echo "daemon exit 0" >>"$T/daemon.log" || echo "daemon exit $?" >>"$T/daemon.log"
+kill -TERM $pid
+for _ in $(seq 600); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+kill -0 $pid 2>/dev/null && echo "daemon still running" >>"$T/detached.txt"
+[ -e "$PIDF" ] || echo "pid file removed" >>"$T/detached.txt"
+stat -c '%U:%G %a' "$LOGF" >>"$T/detached.txt"
+cp "$LOGF" "$T/daemon.log"
 find /srv/ocr /var/lib/ocr-daemon -printf '%p %u:%g %m\n' | sort >"$T/tree.txt"
 getent passwd ocr-daemon >"$T/passwd.txt"
 { readlink /usr/local/bin/ocr-daemon; PATH=/usr/local/bin:/usr/bin:/bin ocr-daemon --version; } >"$T/path.txt" 2>&1
@@ -361,8 +371,9 @@ def _can_overlay(tmp: Path) -> bool:
 @pytest.mark.slow
 def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
     """``install.sh --no-apt`` for real (user, chown, /opt, /etc, /srv, /var/lib), made harmless by
-    running it in a private mount namespace over overlays of those folders; then the foreground
-    command it prints runs the daemon as ``ocr-daemon`` under the unit's seccomp filters, and a
+    running it in a private mount namespace over overlays of those folders; then the command it
+    prints (detached, with a log file and a pid file) runs the daemon as ``ocr-daemon`` under the
+    unit's seccomp filters, stopped with ``kill $(cat PIDFILE)``, and a
     PDF dropped into /srv/ocr/inbox (owned by root, like a file from another user) is OCRed."""
     if os.geteuid() != 0 or shutil.which("unshare") is None or not _can_overlay(tmp_path / "probe"):
         pytest.skip("needs root with mount namespaces and overlayfs")
@@ -378,7 +389,7 @@ def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", REAL_INSTALL, "real",
                         str(tmp_path), str(pdf)], capture_output=True, text=True, timeout=900, env=env)
     out = {n: (tmp_path / n).read_text() if (tmp_path / n).exists() else "" for n in
-           ("install.out", "daemon.log", "tree.txt", "passwd.txt", "path.txt")}
+           ("install.out", "daemon.log", "tree.txt", "passwd.txt", "path.txt", "detached.txt")}
     report = f"{r.stdout}{r.stderr}\n" + "\n".join(f"--- {k} ---\n{v}" for k, v in out.items())
     assert r.returncode == 0, report
     # The user: a system account without a login shell, home = state dir.
@@ -391,13 +402,42 @@ def test_real_install_runs_as_the_service_user(tmp_path: Path) -> None:
     # The daemon, running as ocr-daemon, OCRed the file and wrote its outputs as ocr-daemon.
     cars = [p for p in tree if p.endswith("/letter.json")]
     assert cars and tree[cars[0]].startswith("ocr-daemon:"), report
-    assert "daemon exit 0" in out["daemon.log"], report
+    # run as printed: setsid returned at once, the daemon logged to its file (owned by
+    # ocr-daemon), stopped cleanly on SIGTERM and removed its pid file
+    assert out["detached.txt"].splitlines() == ["setsid returned 0", "pid file removed", "ocr-daemon:ocr-daemon 640"], report
+    assert re.search(r"INFO daemon.service.service: stopped$", out["daemon.log"], re.M), report
     assert "Operation not permitted" not in out["daemon.log"], report
     # `ocr-daemon` is on PATH: /usr/local/bin/ocr-daemon -> the venv's script
     assert out["path.txt"].splitlines()[:1] == ["/opt/ocr-daemon/venv/bin/ocr-daemon"], report
     assert "ocr-daemon " in out["path.txt"], report
     # Nothing of it reached the real system.
     assert system_state() == before
+
+
+# --- last: uninstall the module's staged install ---------------------------------------------------
+
+
+def test_uninstall_keeps_data_and_config_unless_purge(install: Staged) -> None:
+    """``--uninstall`` removes the service, the venv and the command's link, and keeps the config,
+    the folders with their files and the journal; ``--purge`` removes those too. (Runs last: it
+    takes the module's staged install away.)"""
+    s = install
+    kept = s.root / "srv/ocr/archive/kept.txt"
+    kept.write_text("a document's output\n")
+    state = s.root / "var/lib/ocr-daemon"
+    (state / "marker").write_text("journal stand-in\n")
+    r = run_install("--root", str(s.root), "--uninstall")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not s.venv.exists() and not s.unit.exists() and not os.path.lexists(s.link)
+    assert s.conf.is_file() and kept.read_text() == "a document's output\n" and (state / "marker").is_file()
+    assert (s.root / "srv/ocr/inbox").is_dir() and (s.root / "var/log/ocr-daemon").is_dir()
+    assert "--uninstall --purge" in r.stdout  # how to remove the rest
+    r = run_install("--root", str(s.root), "--uninstall", "--purge")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for gone in ("etc/ocr-daemon", "srv/ocr", "var/lib/ocr-daemon", "var/log/ocr-daemon", "opt/ocr-daemon/venv"):
+        assert not (s.root / gone).exists(), gone
+    assert "userdel ocr-daemon" in (s.root / "opt/ocr-daemon/staged-actions.txt").read_text()
+    assert system_state() == s.system_before
 
 
 if __name__ == "__main__":

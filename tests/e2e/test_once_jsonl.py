@@ -30,7 +30,8 @@ def test_once_jsonl_prints_one_object_per_file(tmp_path: Path) -> None:
     assert sorted(Path(o).name for o in ok["outputs"]) == ["letter.json", "letter.md", "letter.txt"]
     assert all(Path(o).is_file() for o in ok["outputs"]) and ok["seconds"] > 0
     assert failed["state"] == "failed" and "not a PDF" in failed["error"]
-    assert failed["source_now"] == str(tmp_path / "failed" / "broken.pdf")
+    # `once` leaves the files given to it in place (--apply-source-action moves them as the daemon does)
+    assert failed["source_now"] is None and bad.is_file() and not (tmp_path / "failed").exists()
     assert gone["state"] == "missing" and gone["error"] == "no such file" and gone["outputs"] == []
 
     # Done already: the same outputs, nothing OCRed again.

@@ -41,6 +41,9 @@ def test_repeating_error_is_shown_then_fails_the_document(tmp_path: Path, start_
 
     # attempt 1 failed: visible everywhere while it waits for its next try
     d.wait_log("attempt 1 of 3 failed, retry in 20s")
+    # a WARNING line naming the file (issue 35: "where did my file go?" from the log alone)
+    assert re.search(rf"WARNING \S+: doc-1 {re.escape(str(tmp_path / 'inbox' / 'letter.png'))}: attempt 1 of 3 failed",
+                     d.log()), d.log()
     status = json.loads(run_cli("status", "--json", "--config", str(cfg)).stdout)
     (r,) = status["retrying"]
     assert r["attempts"] == 1 and r["max_attempts"] == 3 and r["path"].endswith("letter.png")

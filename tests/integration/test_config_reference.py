@@ -226,6 +226,9 @@ def test_config_show_prints_the_effective_config(tmp_path: Path) -> None:
     assert list(shown["doctypes"]) == ["invoice", "receipt", "contract", "bank_statement", "scientific_paper", "letter"]
     assert shown["routes"][0]["match"]["doctype"] == ["invoice"] and shown["routes"][0]["formats"] == ["txt", "md", "json"]
     assert "source_path" not in shown
+    # automatic settings show what they come to on this machine, as a comment (issue 35)
+    assert re.search(r"^  workers: 0  # in force: \d+ \(auto\)$", p.stdout, re.M), p.stdout
+    assert re.search(r"^    threads: 0  # in force: \d+ \(auto\)$", p.stdout, re.M), p.stdout
     # what it prints is a rules.yaml that loads, from anywhere, to the same config
     again = parse_config_text(p.stdout, "shown.yaml", base_dir=Path("/nonexistent"))
     assert again.model_dump() == load_config(conf).model_dump()

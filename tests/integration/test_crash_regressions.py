@@ -329,7 +329,7 @@ def test_pdf_with_page_tree_cycle_fails_at_once_as_corrupt(tmp_path: Path) -> No
     cfg = write_rules(tmp_path, routes=[{"name": "all", "destination": "out",
                                          "formats": ["txt", "md", "json", "csv", "xlsx", "tex", "pdf"]}])
     pdf = make_page_tree_cycle_pdf(tmp_path / "inbox" / "cycle.pdf")
-    r = run_cli("once", "--jsonl", str(pdf), "--config", str(cfg))
+    r = run_cli("once", "--jsonl", "--apply-source-action", str(pdf), "--config", str(cfg))
     assert r.returncode == 1, r.stderr
     rec = json.loads(r.stdout)
     assert rec["state"] == "failed", rec

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import docgen
 import numpy as np
+import pymupdf
 import pytest
 from PIL import Image
 
@@ -98,11 +99,32 @@ def test_too_many_pages(tmp_path: Path) -> None:
     pdf = docgen.make_blank_pdf(tmp_path / "many.pdf", 12)
     assert probe(pdf) is None  # a valid PDF; the limit is a policy, not corruption
     assert page_count(pdf, RenderOptions(max_pages=12)) == 12
-    with pytest.raises(InputError, match=r"too many pages: 12 > limit 10"):
+    with pytest.raises(InputError, match=r"too many pages: 12 > limit 10 \(engine.max_pages\)"):
         page_count(pdf, RenderOptions(max_pages=10))
     tif = docgen.make_multipage_tiff(tmp_path / "m.tif", ["a", "b", "c"], width=200)
     with pytest.raises(InputError, match=r"too many pages: 3 > limit 2"):
         page_count(tif, RenderOptions(max_pages=2))
+    # every page of an image is a page to OCR
+    with pytest.raises(InputError, match=r"too many pages to OCR: 3 pages .*> limit 2 \(engine.max_ocr_pages"):
+        page_count(tif, RenderOptions(max_ocr_pages=2))
+
+
+def test_ocr_page_limit_counts_only_pages_without_text(tmp_path: Path) -> None:
+    """engine.max_ocr_pages: pages read from a PDF's text layer do not count against it; pages
+    with no text do, and the reason names the key to raise."""
+    text = docgen.make_pdf(tmp_path / "text.pdf", [f"Chapter {i}. Some words on this page." for i in range(6)])
+    assert page_count(text, RenderOptions(max_ocr_pages=2)) == 6
+    doc = pymupdf.open(str(text))
+    for _ in range(3):
+        doc.new_page()  # three pages with nothing on them: to OCR
+    mixed = tmp_path / "mixed.pdf"
+    doc.save(str(mixed))
+    doc.close()
+    assert page_count(mixed, RenderOptions(max_ocr_pages=3)) == 9
+    with pytest.raises(InputError, match=r"too many pages to OCR: 3 of 9 pages .*> limit 2 \(engine.max_ocr_pages"):
+        page_count(mixed, RenderOptions(max_ocr_pages=2))
+    with pytest.raises(InputError, match=r"too many pages to OCR: 9 pages"):  # every page is OCRed
+        page_count(mixed, RenderOptions(max_ocr_pages=2, text_layer="ocr"))
 
 
 # ----------------------------------------------------------------------------- content sniffing

@@ -4,6 +4,7 @@ running, and an orphan re-parented away from pytest (as render workers were afte
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -34,3 +35,31 @@ def test_leftover_check_finds_a_running_child_and_an_orphan_and_not_older_proces
     while orphan in leftover_processes(token, before, me) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert leftover_processes(token, before, me) == []
+
+
+def test_system_place_guard_names_the_writer(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The /var/lib/ocr-daemon guard's message (``who_wrote``): the files changed, the process
+    that holds one open, and the journal rows whose paths name the test that wrote there."""
+    from conftest import who_wrote
+
+    from daemon.journal.store import Journal
+
+    place = tmp_path / "var-lib-ocr-daemon"
+    src = tmp_path / "test_something0" / "inbox" / "letter.pdf"
+    src.parent.mkdir(parents=True)
+    src.write_bytes(b"%PDF-1.4\n")
+    t0 = time.time()
+    j = Journal(place)
+    j.admit(src, "inbox")
+    j.close()
+    holder = subprocess.Popen(["sh", "-c", f"exec 3<'{place / 'journal.sqlite3'}'; exec sleep 60"])
+    try:
+        wait_for(lambda: any("journal.sqlite3" in os.readlink(f"/proc/{holder.pid}/fd/{fd}")
+                             for fd in os.listdir(f"/proc/{holder.pid}/fd")), 10, "the file held open")
+        lines = "\n".join(who_wrote(place, t0))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert str(place / "journal.sqlite3") in lines, lines
+    assert re.search(rf"open by: pid {holder.pid} sleep 60", lines), lines
+    assert "journal row doc-1:" in lines and "test_something0/inbox/letter.pdf" in lines, lines

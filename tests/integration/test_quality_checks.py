@@ -92,3 +92,27 @@ def test_a_page_that_stays_without_text_is_recorded_never_silent(scan: tuple[Pat
     assert entry["placement"] == "none" and entry["text_found"] == 0.0
     assert [d["stage"] for d in entry["degraded"]] == ["pdf_text"]
     assert [str(r) for r in review.reasons] == ["page 1: pdf_text (no text on the page)"]
+
+
+def test_scripts_the_extraction_reorders_are_not_judged_but_a_missing_layer_still_is(
+    scan: tuple[Path, list[PageResult]],
+) -> None:
+    """A VLM page whose text mixes the report with Arabic and Hangul words (the random-weight
+    test model writes such tokens): placed on the page's lines, its layer holds the report's words
+    in order; PyMuPDF gives the Arabic words back in another order and the Hangul ones without
+    their spaces, which is not the layer's fault and must not send the page to the fallback
+    placement (the GPU test's page went from ``lines`` to ``page`` for it). The same page as an
+    image-only PDF still fails."""
+    src, pages = scan
+    mixed = " ".join(f"{w} مرحبا بالعالم 안녕하세요 세계" if k % 3 == 0 else w for k, w in enumerate(TEXT.split()))
+    lines = pages[0].layout
+    assert lines is not None and lines.lines
+    line_only = dataclasses.replace(lines, lines=[dataclasses.replace(ln, words=[]) for ln in lines.lines],
+                                    has_words=False)
+    vlm = [dataclasses.replace(pages[0], text=mixed, markdown=True, layout=line_only)]
+    made = write_pdf(PdfInput(src, pdf_pages(vlm), markdown=True))
+    assert made.report["pages"][0]["placement"] == "lines", made.report
+    [result] = check_pdf(made.data, vlm, made.report)
+    assert result.ok and result.score >= 0.95, result
+    [bare] = check_pdf(image_only_pdf(src), vlm, made.report)
+    assert not bare.ok and bare.score == 0.0 and bare.detail == "no text on the page", bare

@@ -194,6 +194,7 @@ class TesseractEngine(Engine):
         # doc_tag -> Latin language detected on an earlier page of that document.
         self._doc_lang: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._workers: list[threading.Thread] = []
+        self._spare: tuple[str, Any] | None = None  # start()'s API (model set, API), for the first worker
         self._started = False
         self._closed = False
 
@@ -230,12 +231,16 @@ class TesseractEngine(Engine):
         except ImportError as e:
             raise FatalError(f"tesseract: tesserocr is not installed ({e})", ExitCode.ENGINE) from e
         # Load one English API up front so a broken install fails here, not on the first page.
+        # It is kept and handed to the first worker thread (``_worker``): loading it again there
+        # cost every process (``ocr-daemon once``: one per document) another 0.1-0.4 s of CPU
+        # (bench/cpu_profile_2026-12-03.md).
+        langs = ["eng"] if "en" in self.languages else list(TESS_CODES[self.languages[0]])
         try:
-            api = self._new_api(["eng"] if "en" in self.languages else list(TESS_CODES[self.languages[0]]))
-            api.End()
+            api = self._new_api(langs)
         except Exception as e:
             raise FatalError(f"tesseract: cannot initialise Tesseract with {self.tessdata}: {e}", ExitCode.ENGINE) from e
         with self._lock:
+            self._spare = ("+".join(langs), api)
             self._started = True
             for i in range(self.threads):
                 t = threading.Thread(target=self._worker, name=f"tesseract-{i}", daemon=True)
@@ -280,6 +285,11 @@ class TesseractEngine(Engine):
                     fut.set_exception(dead)
         for t in self._workers:
             t.join(timeout=0.5)  # a page mid-recognition finishes on its own; threads are daemons
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:  # no worker took it (none started)
+            with contextlib.suppress(Exception):
+                spare[1].End()
 
     # ------------------------------------------------------------------ submission
 
@@ -309,6 +319,11 @@ class TesseractEngine(Engine):
 
     def _worker(self) -> None:
         apis: dict[str, Any] = {}
+        with self._lock:
+            if self._spare is not None:  # the API start() loaded: reused, not loaded again
+                key, api = self._spare
+                apis[key] = api
+                self._spare = None
         try:
             while True:
                 with self._lock:

@@ -315,3 +315,41 @@ def test_choose_languages() -> None:
 def test_tidy_text() -> None:
     raw = "感 谢 您 的 订 购 。\nLine two  \n\n\n\nNext para 2024 年\f"
     assert tidy_text(raw) == "感谢您的订购。\nLine two\n\nNext para 2024 年"
+
+
+def test_start_api_is_reused_by_the_first_worker(tmp_path: Path) -> None:
+    """start() loads an English API to check the install; the first worker thread reads with
+    it instead of loading the model again (one load less per process: ``once`` pays it per
+    document, bench/cpu_profile_2026-12-03.md), and the page reads as before."""
+    loads: list[str] = []
+
+    class Counting(TesseractEngine):
+        def _new_api(self, langs: list[str]) -> object:
+            loads.append("+".join(langs))
+            return super()._new_api(langs)
+
+    eng = Counting(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
+    eng.start()
+    try:
+        assert loads == ["eng"]
+        res = eng.submit(PageRequest("doc-spare", 0, page(tmp_path, "en"))).result(timeout=120)
+        assert len(found(docgen.SAMPLE_WORDS["en"], res.text)) >= 4, res.text
+        assert res.meta["languages"] == ["eng"]
+        assert loads == ["eng"], "the worker loaded the English model again"
+    finally:
+        eng.close()
+    assert eng._spare is None
+
+
+def test_unused_start_api_is_ended_on_close() -> None:
+    """An engine closed before its workers took start()'s API ends it (no model left loaded)."""
+    ended: list[bool] = []
+
+    class Fake:
+        def End(self) -> None:  # noqa: N802 (tesserocr's name)
+            ended.append(True)
+
+    eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
+    eng._spare = ("eng", Fake())  # as start() leaves it before a worker runs
+    eng.close()
+    assert ended == [True] and eng._spare is None

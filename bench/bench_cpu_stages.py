@@ -273,6 +273,41 @@ def cmd_spy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bands(args: argparse.Namespace) -> int:
+    """The eng language-probe band at several heights: CPU, confidence, the Latin language it
+    decides (``tessplan.latin_language``) and its words, per page (recommendation 3a, and the
+    upright-by-band test of recommendation 2, in bench/cpu_profile_2026-12-03.md)."""
+    from daemon.config import load_config
+    from daemon.engines.tesseract import INK_LUT, TesseractEngine
+    from daemon.engines.tessplan import LATIN, latin_language, probe_band
+    from daemon.pages import render
+    from daemon.service.pipeline import render_options
+
+    cfg = load_config(REPO / "rules.yaml")
+    opts = render_options(cfg, "tesseract")
+    eng = TesseractEngine(cfg.engine)
+    latin = [a for a in eng.languages if a in LATIN]
+    api = eng._new_api(["eng"])
+    shares = [float(x) for x in args.shares.split(",")]
+    for d in json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8")):
+        for i in range(d["pages"]):
+            page = render.render_page(args.corpus / "corpus" / d["file"], i, opts)
+            gray = page.image.convert("L").point(INK_LUT)
+            row: dict[str, Any] = {"file": d["file"], "page": i, "script": page.script}
+            for share in shares:
+                band = probe_band(gray, share)
+                t = time.thread_time()
+                api.SetImage(band)
+                text = api.GetUTF8Text()
+                conf = api.MeanTextConf()
+                api.Clear()
+                row[str(share)] = {"cpu_s": round(time.thread_time() - t, 2), "conf": conf,
+                                   "language": latin_language(text, latin), "words": len(text.split())}
+            print(json.dumps(row), flush=True)
+    api.End()
+    return 0
+
+
 FORMATS = ["txt", "md", "json", "csv", "xlsx", "tex", "pdf"]
 
 
@@ -370,12 +405,15 @@ def main() -> int:
     o.add_argument("--sides", default="daemon,ocrmypdf,ocrmypdf-rotate")
     o.add_argument("--ocrmypdf", default="/work/wt/evalset/.venv-ocrmypdf/bin/ocrmypdf")
     o.add_argument("--out", type=Path)
+    n = sub.add_parser("bands")
+    n.add_argument("--corpus", type=Path, required=True)
+    n.add_argument("--shares", default="0.25,0.12,0.08")
     y = sub.add_parser("spy")
     y.add_argument("raw", type=Path)
     y.add_argument("--rate", type=float, default=50)
     y.add_argument("--pages", type=int, default=1)
     args = p.parse_args()
-    return {"spy": cmd_spy, "build": cmd_build, "stages": cmd_stages, "once": cmd_once}[args.cmd](args)
+    return {"bands": cmd_bands, "spy": cmd_spy, "build": cmd_build, "stages": cmd_stages, "once": cmd_once}[args.cmd](args)
 
 
 if __name__ == "__main__":

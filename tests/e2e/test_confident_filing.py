@@ -28,7 +28,8 @@ def test_unsure_classification_keeps_the_source_and_sets_review(tmp_path: Path) 
     ])
     unsure = docgen.make_pdf(tmp_path / "inbox" / "hinweis.pdf", [UNSURE])
     sure = docgen.make_pdf(tmp_path / "inbox" / "mietvertrag.pdf", [CONTRACT])
-    r = run_cli("once", "--jsonl", str(unsure), str(sure), "--config", str(cfg))
+    # --apply-source-action: the route's archive applies, as in the daemon (once leaves its files otherwise)
+    r = run_cli("once", "--jsonl", "--apply-source-action", str(unsure), str(sure), "--config", str(cfg))
     assert r.returncode == 0, r.stderr
     recs = {Path(x["source"]).name: x for x in map(json.loads, r.stdout.splitlines())}
     assert recs["hinweis.pdf"]["doctype"] == recs["mietvertrag.pdf"]["doctype"] == "contract"

@@ -112,8 +112,12 @@ def test_every_document_is_done(gate: Gate) -> None:
 
 def test_every_format_is_written(gate: Gate) -> None:
     """Each always-written format once, named after the source; CSV files exactly when the
-    document has a table, one per table, and none without."""
+    document has a table, one per table, and none without -- or, for a scanned table whose cells
+    did not keep the words of the page read, no CSV and a ``tables`` degraded stage on the page
+    saying so (issue 32 item 3: such a table stays text, flagged). Those may be no more than a
+    tenth of the table documents: more is a table reader that got worse."""
     bad = []
+    flagged = []
     for d, rec in gate.done():
         stem = Path(d.name).stem
         names = set(_outputs(rec))
@@ -122,13 +126,20 @@ def test_every_format_is_written(gate: Gate) -> None:
         if names - tables != want:
             bad.append(f"{_who(d)}: missing {sorted(want - names)}, unexpected {sorted(names - tables - want)}")
         if d.table and not tables:
-            bad.append(f"{_who(d)}: has a table, no csv")
+            sidecar = json.loads(_outputs(rec)[stem + ".json"].read_text(encoding="utf-8"))
+            why = [x["error"] for p in sidecar["pages"] for x in p.get("degraded") or [] if x["stage"] == "tables"]
+            if why:
+                flagged.append(f"{_who(d)}: {why[0]}")
+            else:
+                bad.append(f"{_who(d)}: has a table, no csv, nothing in the sidecar says why")
         if not d.table and tables:
             bad.append(f"{_who(d)}: has no table, csv {sorted(tables)}")
         missing = [n for n, p in _outputs(rec).items() if not p.is_file()]
         if missing:
             bad.append(f"{_who(d)}: listed but not on disk: {missing}")
     assert not bad, _report("outputs", bad, gate)
+    with_table = sum(1 for d, _ in gate.done() if d.table)
+    assert len(flagged) <= with_table // 10, _report(f"tables kept as text (of {with_table} with a table)", flagged, gate)
 
 
 def test_text_outputs_hold_the_text(gate: Gate) -> None:

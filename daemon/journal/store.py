@@ -45,7 +45,7 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -80,6 +80,9 @@ NOT_READ = "not-read"
 
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
+
+#: Paths per query of ``known_unchanged`` (SQLite allows 32,766 parameters; PostgreSQL 65,535).
+KNOWN_CHUNK = 512
 
 
 
@@ -586,6 +589,38 @@ class Journal:
             "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))
         ).fetchone()
         return _row(row) if row else None
+
+    def known_unchanged(self, files: Iterable[tuple[Path, int, float]]) -> set[Path]:
+        """Of ``files`` -- (path, size, mtime) as ``os.lstat`` gives them -- the paths whose newest
+        row (as ``find`` picks it: source at, or moved to, that path) is that file unchanged: its
+        ``path`` is this path with this size and mtime. The rescan leaves those out before the
+        stability tracker sees them (the same test the tracker's ``skip`` makes one file at a time
+        with ``find``). One indexed query per ``KNOWN_CHUNK`` paths (issue 34: one query per file
+        made a rescan of N kept files cost O(N) queries, each O(N) without the final_path index)."""
+        out: set[Path] = set()
+        todo = [(str(db_path(p)), p, size, mtime) for p, size, mtime in files]
+        db = self._conn()
+        for i in range(0, len(todo), KNOWN_CHUNK):
+            chunk = todo[i:i + KNOWN_CHUNK]
+            keys = [c[0] for c in chunk]
+            # padded to a power of two (repeating a key changes nothing): a handful of distinct
+            # statements for SQLite's and pgsql.dml's statement caches, not one per chunk length
+            width = 1 << (len(keys) - 1).bit_length()
+            keys += [keys[-1]] * (width - len(keys))
+            marks = ",".join("?" * width)
+            newest: dict[str, sqlite3.Row] = {}
+            for r in db.execute(
+                f"SELECT id, path, final_path, size, mtime FROM documents WHERE path IN ({marks}) OR final_path IN ({marks})",
+                (*keys, *keys),
+            ):
+                for key in {r["path"], r["final_path"]}:
+                    if key is not None and (key not in newest or int(r["id"]) > int(newest[key]["id"])):
+                        newest[key] = r
+            for key, path, size, mtime in chunk:
+                r = newest.get(key)
+                if r is not None and r["path"] == key and int(r["size"]) == size and float(r["mtime"]) == mtime:
+                    out.add(path)
+        return out
 
     def counts(self) -> dict[str, int]:
         rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()

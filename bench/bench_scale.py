@@ -72,7 +72,9 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
         tracker.notice(c)  # type: ignore[arg-type]
 
     outputs = j.all_outputs()  # the pipeline's is_output set, loaded at its start
-    kw: dict[str, object] = {"is_output": lambda p: str(p) in outputs}
+    root = inbox.parent  # the service's excluded folders: failed, state, archive roots
+    kw: dict[str, object] = {"is_output": lambda p: str(p) in outputs,
+                             "excluded_dirs": [root / "failed", root / "state", root / "archive"]}
     if "known" in inspect.signature(InboxWatcher.__init__).parameters:
         kw["known"] = j.known_unchanged
     w = InboxWatcher([InboxCfg(path=inbox, name="in")], sink, **kw)  # type: ignore[arg-type]

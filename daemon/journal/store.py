@@ -608,17 +608,20 @@ class Journal:
             width = 1 << (len(keys) - 1).bit_length()
             keys += [keys[-1]] * (width - len(keys))
             marks = ",".join("?" * width)
-            newest: dict[str, sqlite3.Row] = {}
+            newest: dict[str, tuple[int, str, int, float]] = {}  # key -> (id, path, size, mtime)
             for r in db.execute(
                 f"SELECT id, path, final_path, size, mtime FROM documents WHERE path IN ({marks}) OR final_path IN ({marks})",
                 (*keys, *keys),
-            ):
-                for key in {r["path"], r["final_path"]}:
-                    if key is not None and (key not in newest or int(r["id"]) > int(newest[key]["id"])):
-                        newest[key] = r
+            ).fetchall():
+                row = (r["id"], r["path"], r["size"], r["mtime"])
+                for key in (row[1], r["final_path"]):
+                    if key is not None:
+                        have = newest.get(key)
+                        if have is None or row[0] > have[0]:
+                            newest[key] = row
             for key, path, size, mtime in chunk:
-                r = newest.get(key)
-                if r is not None and r["path"] == key and int(r["size"]) == size and float(r["mtime"]) == mtime:
+                found = newest.get(key)
+                if found is not None and found[1] == key and found[2] == size and found[3] == mtime:
                     out.add(path)
         return out
 

@@ -258,3 +258,29 @@ def test_a_flood_of_notices_is_taken_in_batches_between_passes(tmp_path: Path) -
     assert handed == [first]
     tr.step(time.monotonic() + 2)
     assert tr._inq.qsize() == 0 and tr.pending() == 0
+
+
+def test_a_scan_offers_exactly_what_accepts_takes(tmp_path: Path) -> None:
+    """The scan tests the files of a folder by name, is_output and globs only once the folder
+    itself is known to take files (issue 34: ``accepts`` per file was most of a rescan's CPU): it
+    must offer exactly the files ``accepts`` takes -- excluded folders, temp-named folders (also
+    when an event makes the watcher scan one of them directly), outputs and globs included."""
+    root = tmp_path / "in"
+    names = ["a.pdf", "b.PNG", "c.txt", "draft-1.pdf", ".hidden.pdf", "x.pdf.part", "mine.png",
+             "sub/d.pdf", "sub/deeper/e.tif", "sub/.tmp/f.pdf", "sub/g.tmp/h.pdf", "failed/i.pdf",
+             "failed/more/j.pdf", "state", ".incoming/k.pdf"]
+    for n in names:
+        (root / n).parent.mkdir(parents=True, exist_ok=True)
+        (root / n).write_bytes(b"%PDF-1.4")
+    for recursive in (True, False):
+        inbox = InboxCfg(path=root, recursive=recursive, exclude=["*draft*"])
+        seen: list[Candidate] = []
+        w = InboxWatcher([inbox], seen.append, excluded_dirs=[root / "failed", root / "state"],
+                         is_output=lambda p: p.name == "mine.png")
+        want = {root / n for n in names if w.accepts(root / n, inbox)}
+        assert w.scan() == len(want)
+        assert {c.path for c in seen} == want
+        assert {p.name for p in want} == ({"a.pdf", "b.PNG", "d.pdf", "e.tif"} if recursive else {"a.pdf", "b.PNG"})
+        for folder in ("sub/.tmp", "sub/g.tmp", ".incoming", "failed", "failed/more"):
+            seen.clear()
+            assert w.scan_dir(root / folder, inbox) == 0 and not seen, folder

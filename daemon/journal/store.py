@@ -28,6 +28,10 @@ Contract:
 - Write failures: ``on_write_error`` hears of every write that failed because the journal cannot
   be written (full, I/O error, damaged...), and a failed transaction never leaves the thread's
   connection inside it (``_tx``): once the fault is gone, the next write works.
+- Lookups: every statement the intake and the pipeline run is an index search (``path``,
+  ``final_path``, ``sha256``, ``state``, the id; tests/integration/test_journal_plans.py checks
+  their plans on SQLite and PostgreSQL); a rescan asks ``known_unchanged`` about ``KNOWN_CHUNK``
+  files per query (issue 34).
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 

@@ -7,8 +7,8 @@ and a journal with a done row for each, through the journal's own API in one tra
 stat refreshed the way ``admit`` refreshes a done file found again unchanged in content -- the
 state a kept source is in after the daemon did it). Then one rescan is run in this process, wired
 as ``Service`` wires it (``InboxWatcher`` -> ``StabilityTracker.notice``, the tracker's ``skip`` is
-``Service._skip_known``, the watcher's ``known`` is ``Journal.known_unchanged`` where the code has
-it), and its CPU is measured (``time.process_time``) from the scan's start until the tracker has
+``Service._skip_known``, the watcher's ``known`` is ``Journal.known_unchanged`` and its ``is_output_name``
+the same test as ``is_output`` where the code has them), and its CPU is measured (``time.process_time``) from the scan's start until the tracker has
 taken every candidate it was offered (``StabilityTracker._admit``: stat + "known?" per file) --
 which is what the daemon spends on every ``daemon.rescan_interval`` with nothing new.
 
@@ -75,8 +75,11 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
     root = inbox.parent  # the service's excluded folders: failed, state, archive roots
     kw: dict[str, object] = {"is_output": lambda p: str(p) in outputs,
                              "excluded_dirs": [root / "failed", root / "state", root / "archive"]}
-    if "known" in inspect.signature(InboxWatcher.__init__).parameters:
+    params = inspect.signature(InboxWatcher.__init__).parameters
+    if "known" in params:  # the code of branch scale on (issue 34): as Service passes them
         kw["known"] = j.known_unchanged
+    if "is_output_name" in params:
+        kw["is_output_name"] = lambda p: str(p) in outputs
     w = InboxWatcher([InboxCfg(path=inbox, name="in")], sink, **kw)  # type: ignore[arg-type]
     c0, t0 = time.process_time(), time.monotonic()
     w.scan()

@@ -266,13 +266,17 @@ class InboxCfg(Strict):
         """True if ``path`` (inside this inbox) passes the include/exclude globs (include: the name,
         case-insensitive; exclude: the name or the whole path). The globs of each list are one
         compiled pattern (``_globs``): a rescan tests every file of the inbox with them."""
-        name = path.name
+        return self.wants_name(path.name, str(path))
+
+    def wants_name(self, name: str, path: str) -> bool:
+        """``wants`` of the file ``name`` at ``path`` (a scan tests every file of the inbox: no
+        ``Path`` built for it)."""
         if not _globs(tuple(g.lower() for g in self.include)).match(name.lower()):
             return False
         if not self.exclude:
             return True
         ex = _globs(tuple(self.exclude))
-        return not (ex.match(name) or ex.match(str(path)))
+        return not (ex.match(name) or ex.match(path))
 
 
 class RegexMatcher(Strict):

@@ -116,7 +116,8 @@ class InboxWatcher:
         *,
         excluded_dirs: Iterable[Path] = (),
         is_output: Callable[[Path], bool] | None = None,
-        known: Callable[[list[tuple[Path, int, float]]], set[Path]] | None = None,
+        is_output_name: Callable[[str], bool] | None = None,
+        known: Callable[[list[tuple[str, int, float]]], set[str]] | None = None,
     ) -> None:
         self.inboxes = list(inboxes)
         self._known = known
@@ -125,6 +126,7 @@ class InboxWatcher:
         self._excluded = [Path(os.path.abspath(p)) for p in excluded_dirs]
         self._excluded_names = {str(p) for p in self._excluded}
         self._is_output = is_output
+        self._is_output_name = is_output_name  # is_output on the path's string (scans: no Path per file)
         self._observers: list[BaseObserver] = []
         self.modes: dict[str, str] = {}
         self._overflow_hook: _OverflowHook | None = None
@@ -161,7 +163,7 @@ class InboxWatcher:
         journal has unchanged included). With ``known``, the files go to the sink in batches of
         ``SCAN_BATCH``, less the ones ``known`` says the journal has unchanged (one journal query
         per batch, not one per file: issue 34)."""
-        batch: list[tuple[Path, int, float]] = []
+        batch: list[tuple[str, int, float]] = []
         n = self._scan_dir(folder, inbox, batch, self._folder_takes_files(folder, inbox))
         self._flush(batch, inbox)
         return n
@@ -179,7 +181,7 @@ class InboxWatcher:
             return False
         return not any(is_within(os.path.abspath(folder), ex) for ex in self._excluded)
 
-    def _scan_dir(self, folder: Path, inbox: InboxCfg, batch: list[tuple[Path, int, float]], fast: bool) -> int:
+    def _scan_dir(self, folder: Path, inbox: InboxCfg, batch: list[tuple[str, int, float]], fast: bool) -> int:
         n = 0
         try:
             it = os.scandir(folder)
@@ -197,34 +199,36 @@ class InboxWatcher:
                             sub = Path(entry.path)
                             n += self._scan_dir(sub, inbox, batch, fast and self._folder_takes_files(sub, inbox))
                         continue
-                    p = self._accepted(entry, absfolder, inbox) if fast else Path(entry.path)
-                    if p is None or not (fast or self.accepts(p, inbox)):
+                    if not (self._accepted(entry, absfolder, inbox) if fast else self.accepts(Path(entry.path), inbox)):
                         continue
                     n += 1
                     if self._known is None:
-                        self._sink(Candidate(p, inbox.name))
+                        self._sink(Candidate(Path(entry.path), inbox.name))
                         continue
                     st = entry.stat(follow_symlinks=False)
-                    batch.append((p, st.st_size, st.st_mtime))
+                    batch.append((entry.path, st.st_size, st.st_mtime))
                     if len(batch) >= SCAN_BATCH:
                         self._flush(batch, inbox)
                 except OSError:
                     continue
         return n
 
-    def _accepted(self, entry: os.DirEntry[str], absfolder: str, inbox: InboxCfg) -> Path | None:
-        """``accepts`` for a file of a folder that ``_folder_takes_files``: its path, or None."""
+    def _accepted(self, entry: os.DirEntry[str], absfolder: str, inbox: InboxCfg) -> bool:
+        """``accepts`` for a file of a folder that ``_folder_takes_files``, on strings (no
+        ``Path`` built per file: a rescan tests every file of the inbox)."""
         if is_temp_name(entry.name):
-            return None
-        p = Path(entry.path)
+            return False
         ap = os.path.join(absfolder, entry.name)
         if ap in self._excluded_names:  # a file is under an excluded folder only if it is one
-            return None
-        if self._is_output is not None and self._is_output(p if entry.path == ap else Path(ap)):
-            return None
-        return p if inbox.wants(p) else None
+            return False
+        if self._is_output_name is not None:
+            if self._is_output_name(ap):
+                return False
+        elif self._is_output is not None and self._is_output(Path(ap)):
+            return False
+        return inbox.wants_name(entry.name, entry.path)
 
-    def _flush(self, batch: list[tuple[Path, int, float]], inbox: InboxCfg) -> None:
+    def _flush(self, batch: list[tuple[str, int, float]], inbox: InboxCfg) -> None:
         """Hand on the files of ``batch`` the journal does not have unchanged; empties it."""
         if not batch:
             return
@@ -235,7 +239,7 @@ class InboxWatcher:
             skip = set()
         for p, _size, _mtime in batch:
             if p not in skip:
-                self._sink(Candidate(p, inbox.name))
+                self._sink(Candidate(Path(p), inbox.name))
         batch.clear()
 
     def _note_hidden(self, path: Path, is_dir: bool) -> None:

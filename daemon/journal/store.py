@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TypeVar
 
 from daemon.errors import ExitCode, FatalError
 from daemon.journal.rows import (
@@ -84,6 +85,9 @@ NOT_READ = "not-read"
 
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
+
+#: A path as ``known_unchanged`` is given it (and gives it back): a ``Path`` or its string.
+P = TypeVar("P", Path, str)
 
 #: Paths per query of ``known_unchanged`` (SQLite allows 32,766 parameters; PostgreSQL 65,535).
 KNOWN_CHUNK = 512
@@ -594,19 +598,19 @@ class Journal:
         ).fetchone()
         return _row(row) if row else None
 
-    def known_unchanged(self, files: Iterable[tuple[Path, int, float]]) -> set[Path]:
+    def known_unchanged(self, files: Iterable[tuple[P, int, float]]) -> set[P]:
         """Of ``files`` -- (path, size, mtime) as ``os.lstat`` gives them -- the paths whose newest
         row (as ``find`` picks it: source at, or moved to, that path) is that file unchanged: its
         ``path`` is this path with this size and mtime. The rescan leaves those out before the
         stability tracker sees them (the same test the tracker's ``skip`` makes one file at a time
         with ``find``). One indexed query per ``KNOWN_CHUNK`` paths (issue 34: one query per file
         made a rescan of N kept files cost O(N) queries, each O(N) without the final_path index)."""
-        out: set[Path] = set()
+        out: set[P] = set()
         todo = [(str(db_path(p)), p, size, mtime) for p, size, mtime in files]
         db = self._conn()
         for i in range(0, len(todo), KNOWN_CHUNK):
             chunk = todo[i:i + KNOWN_CHUNK]
-            keys = [c[0] for c in chunk]
+            keys: list[str] = [c[0] for c in chunk]
             # padded to a power of two (repeating a key changes nothing): a handful of distinct
             # statements for SQLite's and pgsql.dml's statement caches, not one per chunk length
             width = 1 << (len(keys) - 1).bit_length()

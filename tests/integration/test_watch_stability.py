@@ -85,7 +85,7 @@ def test_a_rescan_leaves_out_files_the_journal_has_unchanged_in_batched_lookups(
     calls: list[int] = []
     broken = False
 
-    def known(batch: list[tuple[Path, int, float]]) -> set[Path]:
+    def known(batch: list[tuple[str, int, float]]) -> set[str]:
         calls.append(len(batch))
         if broken:
             raise OSError("journal down")
@@ -272,11 +272,12 @@ def test_a_scan_offers_exactly_what_accepts_takes(tmp_path: Path) -> None:
     for n in names:
         (root / n).parent.mkdir(parents=True, exist_ok=True)
         (root / n).write_bytes(b"%PDF-1.4")
-    for recursive in (True, False):
+    for recursive, by_name in ((True, False), (False, False), (True, True)):
         inbox = InboxCfg(path=root, recursive=recursive, exclude=["*draft*"])
         seen: list[Candidate] = []
         w = InboxWatcher([inbox], seen.append, excluded_dirs=[root / "failed", root / "state"],
-                         is_output=lambda p: p.name == "mine.png")
+                         is_output=lambda p: p.name == "mine.png",
+                         is_output_name=(lambda s: s.endswith("/mine.png")) if by_name else None)
         want = {root / n for n in names if w.accepts(root / n, inbox)}
         assert w.scan() == len(want)
         assert {c.path for c in seen} == want

@@ -18,6 +18,7 @@ Contract:
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import string
 from pathlib import Path
@@ -168,6 +169,13 @@ class DaemonCfg(Strict):
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _globs(globs: tuple[str, ...]) -> re.Pattern[str]:
+    """``fnmatch.fnmatch(x, g)`` for any ``g`` of ``globs`` as one pattern (a POSIX system: no case
+    folding); matches nothing for no globs."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) or r"(?!)")
+
+
 class InboxCfg(Strict):
     """A watched folder (`inboxes` is a list of them; at least one)."""
 
@@ -255,11 +263,20 @@ class InboxCfg(Strict):
         return self
 
     def wants(self, path: Path) -> bool:
-        """True if ``path`` (inside this inbox) passes the include/exclude globs."""
-        name = path.name
-        if not any(fnmatch.fnmatch(name.lower(), g.lower()) for g in self.include):
+        """True if ``path`` (inside this inbox) passes the include/exclude globs (include: the name,
+        case-insensitive; exclude: the name or the whole path). The globs of each list are one
+        compiled pattern (``_globs``): a rescan tests every file of the inbox with them."""
+        return self.wants_name(path.name, str(path))
+
+    def wants_name(self, name: str, path: str) -> bool:
+        """``wants`` of the file ``name`` at ``path`` (a scan tests every file of the inbox: no
+        ``Path`` built for it)."""
+        if not _globs(tuple(g.lower() for g in self.include)).match(name.lower()):
             return False
-        return not any(fnmatch.fnmatch(name, g) or fnmatch.fnmatch(str(path), g) for g in self.exclude)
+        if not self.exclude:
+            return True
+        ex = _globs(tuple(self.exclude))
+        return not (ex.match(name) or ex.match(path))
 
 
 class RegexMatcher(Strict):

@@ -16,7 +16,8 @@ Contract:
 - Timing: a new path is stat'ed as soon as its notice arrives (its delay starts then), and the
   thread sleeps until the next file is due (or ``tick``, the longest it waits between stats of a
   file that is still changing): a file is handed on within milliseconds of its delay running out,
-  not up to a tick later.
+  not up to a tick later. Notices are taken ``ADMIT_BATCH`` at a time, with the due files looked at
+  in between: a flood of notices (a big drop, a rescan) never holds up a file that is due.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds between probes (opening the file) of one stable file that does not open yet.
 PROBE_EVERY = 1.0
+#: Notices taken (one lstat and a journal lookup each) before the tracker looks again whether a
+#: tracked file is due.
+ADMIT_BATCH = 1000
 
 
 @dataclass
@@ -129,10 +133,12 @@ class StabilityTracker:
         return due
 
     def _admit(self, now: float) -> float:
-        """Take new notices: stat each new path once and start its delay at ``now``. Returns
-        when the earliest of them is due (inf if none was new)."""
+        """Take new notices -- at most ``ADMIT_BATCH``, the wake flag left set when more wait, so
+        a flood of notices never holds up handing on a file that is due (issue 34) -- stat each
+        new path once and start its delay at ``now``. Returns when the earliest of them is due
+        (inf if none was new)."""
         due = float("inf")
-        while True:
+        for _ in range(ADMIT_BATCH):
             try:
                 cand = self._inq.get_nowait()
             except queue.Empty:
@@ -143,6 +149,9 @@ class StabilityTracker:
                     continue
                 self._tracked[cand.path] = _Tracked(cand, st.st_size, st.st_mtime_ns, now)
                 due = min(due, now + self._delay_for(cand.inbox))
+        else:
+            if not self._inq.empty():
+                self._wake.set()  # more notices: _sleep goes on taking them between due files
         return due
 
     def step(self, now: float | None = None) -> None:

@@ -84,9 +84,16 @@ _V3 = [
 ]
 
 
+#: Version 4: ``final_path`` indexed (``find``, ``requeue`` and the rescan's ``known_unchanged``
+#: look a path up in ``path`` OR ``final_path``: a sequential scan of every row without it; issue 34).
+_V4 = [
+    "CREATE INDEX IF NOT EXISTS documents_final_path ON documents(final_path)",
+]
+
+
 def migrations() -> list[list[str]]:
     """Statements of each version, oldest first (version ``i + 1`` is ``migrations()[i]``)."""
-    return [_v1(), _V2, _V3]
+    return [_v1(), _V2, _V3, _V4]
 
 
 @lru_cache(maxsize=512)

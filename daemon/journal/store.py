@@ -28,6 +28,10 @@ Contract:
 - Write failures: ``on_write_error`` hears of every write that failed because the journal cannot
   be written (full, I/O error, damaged...), and a failed transaction never leaves the thread's
   connection inside it (``_tx``): once the fault is gone, the next write works.
+- Lookups: every statement the intake and the pipeline run is an index search (``path``,
+  ``final_path``, ``sha256``, ``state``, the id; tests/integration/test_journal_plans.py checks
+  their plans on SQLite and PostgreSQL); a rescan asks ``known_unchanged`` about ``KNOWN_CHUNK``
+  files per query (issue 34).
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
@@ -45,9 +49,10 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TypeVar
 
 from daemon.errors import ExitCode, FatalError
 from daemon.journal.rows import (
@@ -80,6 +85,12 @@ NOT_READ = "not-read"
 
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
+
+#: A path as ``known_unchanged`` is given it (and gives it back): a ``Path`` or its string.
+P = TypeVar("P", Path, str)
+
+#: Paths per query of ``known_unchanged`` (SQLite allows 32,766 parameters; PostgreSQL 65,535).
+KNOWN_CHUNK = 512
 
 
 
@@ -586,6 +597,41 @@ class Journal:
             "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))
         ).fetchone()
         return _row(row) if row else None
+
+    def known_unchanged(self, files: Iterable[tuple[P, int, float]]) -> set[P]:
+        """Of ``files`` -- (path, size, mtime) as ``os.lstat`` gives them -- the paths whose newest
+        row (as ``find`` picks it: source at, or moved to, that path) is that file unchanged: its
+        ``path`` is this path with this size and mtime. The rescan leaves those out before the
+        stability tracker sees them (the same test the tracker's ``skip`` makes one file at a time
+        with ``find``). One indexed query per ``KNOWN_CHUNK`` paths (issue 34: one query per file
+        made a rescan of N kept files cost O(N) queries, each O(N) without the final_path index)."""
+        out: set[P] = set()
+        todo = [(str(db_path(p)), p, size, mtime) for p, size, mtime in files]
+        db = self._conn()
+        for i in range(0, len(todo), KNOWN_CHUNK):
+            chunk = todo[i:i + KNOWN_CHUNK]
+            keys: list[str] = [c[0] for c in chunk]
+            # padded to a power of two (repeating a key changes nothing): a handful of distinct
+            # statements for SQLite's and pgsql.dml's statement caches, not one per chunk length
+            width = 1 << (len(keys) - 1).bit_length()
+            keys += [keys[-1]] * (width - len(keys))
+            marks = ",".join("?" * width)
+            newest: dict[str, tuple[int, str, int, float]] = {}  # key -> (id, path, size, mtime)
+            for r in db.execute(
+                f"SELECT id, path, final_path, size, mtime FROM documents WHERE path IN ({marks}) OR final_path IN ({marks})",
+                (*keys, *keys),
+            ).fetchall():
+                row = (r["id"], r["path"], r["size"], r["mtime"])
+                for key in (row[1], r["final_path"]):
+                    if key is not None:
+                        have = newest.get(key)
+                        if have is None or row[0] > have[0]:
+                            newest[key] = row
+            for key, path, size, mtime in chunk:
+                found = newest.get(key)
+                if found is not None and found[1] == key and found[2] == size and found[3] == mtime:
+                    out.add(path)
+        return out
 
     def counts(self) -> dict[str, int]:
         rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()

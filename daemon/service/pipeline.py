@@ -153,7 +153,7 @@ class Pipeline:
         with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
             self.outputs_seen.add(str(path))
 
-    def is_output(self, path: Path) -> bool:
+    def is_output(self, path: Path | str) -> bool:
         with self._outputs_lock:
             return str(path) in self.outputs_seen
 

@@ -322,6 +322,8 @@ class Service:
             self.tracker.notice,
             excluded_dirs=excluded,
             is_output=self.pipeline.is_output if self.pipeline else None,
+            is_output_name=self.pipeline.is_output if self.pipeline else None,
+            known=self.journal.known_unchanged,  # a rescan skips kept files done already, in batches
         )
         self.watcher.start()
         for job in self.scheduler.get_jobs():

@@ -283,3 +283,36 @@ def test_an_old_journal_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     assert [p.pages_done for p in j.progress()] == [1]
     j.close()
     assert Journal(state).get(2) is not None  # opening again: already migrated, nothing breaks
+
+
+def test_known_unchanged_is_find_s_skip_test_for_many_files_at_once(tmp_path: Path, open_j: Callable[..., Journal]) -> None:
+    """``known_unchanged`` (the rescan's batched lookup, issue 34) says of each file what the
+    tracker's per-file check says: its newest row (source at, or moved to, that path) is that
+    file with that size and mtime -- whatever else the journal holds."""
+    j = open_j(tmp_path / "state")
+    (tmp_path / "in").mkdir()
+    kept = _file(tmp_path / "in" / "kept.pdf", b"kept")
+    touched = _file(tmp_path / "in" / "touched.pdf", b"touched")
+    new = _file(tmp_path / "in" / "new.pdf", b"new")
+    moved = _file(tmp_path / "in" / "moved.pdf", b"moved")
+    for p in (kept, touched, moved):
+        j.admit(p, "in")
+    doc = j.find(moved)
+    assert doc is not None and j.claim(doc.id) is not None
+    # an older document was archived to where ``kept`` lies now: kept's own row is newer
+    archived = tmp_path / "in" / "archived.pdf"
+    j.finish(doc.id, language="en", doctype="letter", route="r", pages=1, outputs=[], final_path=archived, timings={})
+    _file(archived, b"another file now")
+    os.utime(touched, ns=(1, 10**18))
+
+    def stat(p: Path) -> tuple[Path, int, float]:
+        st = p.stat()
+        return p, st.st_size, st.st_mtime
+
+    got = j.known_unchanged([stat(p) for p in (kept, touched, new, moved, archived)])
+    assert got == {kept, moved}
+    assert j.known_unchanged([]) == set()
+    # the same as one find() per file
+    for p in (kept, touched, new, moved, archived):
+        row, st = j.find(p), p.stat()
+        assert (p in got) == bool(row and row.path == p and row.size == st.st_size and row.mtime == st.st_mtime)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -61,6 +62,74 @@ def test_inotify_events_reach_the_sink_and_scan_finds_existing_files(tmp_path: P
         assert ".partial.png" not in {c.path.name for c in seen}
     finally:
         w.stop()
+
+
+def test_a_rescan_leaves_out_files_the_journal_has_unchanged_in_batched_lookups(tmp_path: Path) -> None:
+    """Issue 34: a rescan of an inbox of kept done files offers only what changed, with one journal
+    lookup per ``SCAN_BATCH`` files; a file changed in place is offered again (the daemon takes
+    it, as before); a journal that cannot answer makes the scan offer everything (the tracker then
+    asks file by file)."""
+    from daemon.intake.watch import SCAN_BATCH
+    from daemon.journal.store import Journal
+
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    files = [folder / f"f{i}.pdf" for i in range(SCAN_BATCH + 20)] + [folder / "sub" / "deep.pdf"]
+    for i, p in enumerate(files):
+        p.write_bytes(b"%PDF-1.4 " + str(i).encode() + b"\n%%EOF\n")
+    j = Journal(tmp_path / "state")
+    for p in files:
+        j.admit(p, "in")
+    fresh = folder / "fresh.pdf"
+    fresh.write_bytes(b"%PDF-1.4 fresh\n%%EOF\n")
+    calls: list[int] = []
+    broken = False
+
+    def known(batch: list[tuple[str, int, float]]) -> set[str]:
+        calls.append(len(batch))
+        if broken:
+            raise OSError("journal down")
+        return j.known_unchanged(batch)
+
+    seen: list[Candidate] = []
+    inbox = InboxCfg(path=folder, recursive=True)
+    w = InboxWatcher([inbox], seen.append, known=known)
+    assert w.scan() == len(files) + 1  # every acceptable file counts, offered or not
+    assert [c.path for c in seen] == [fresh]
+    assert len(calls) == 2 and sum(calls) == len(files) + 1
+    os.utime(files[3], ns=(1, 10**18))  # changed in place: offered again
+    seen.clear()
+    w.scan()
+    assert {c.path for c in seen} == {fresh, files[3]}
+    broken = True
+    seen.clear()
+    w.scan()
+    assert len(seen) == len(files) + 1
+    j.close()
+
+
+def test_full_scans_never_overlap_and_one_asked_for_meanwhile_runs_after(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.pdf").write_bytes(b"%PDF-1.4")
+    entered, release = threading.Event(), threading.Event()
+    offered: list[Path] = []
+    w: InboxWatcher
+
+    def sink(c: Candidate) -> None:
+        offered.append(c.path)
+        if len(offered) == 1:
+            entered.set()
+            assert release.wait(10)
+
+    w = InboxWatcher([InboxCfg(path=folder)], sink)
+    t = threading.Thread(target=w.scan)
+    t.start()
+    assert entered.wait(10)
+    assert w.scan() == 0  # another scan is running: not a second one at once...
+    release.set()
+    t.join(10)
+    assert offered == [folder / "a.pdf"] * 2  # ...but the running one went round once more
 
 
 def test_poll_mode_sees_files(tmp_path: Path) -> None:
@@ -168,3 +237,51 @@ def test_tracker_thread_waits_for_a_growing_file_between_deadlines(tmp_path: Pat
         assert [c.path for c, _ in stable] == [f]
     finally:
         t.stop()
+
+
+def test_a_flood_of_notices_is_taken_in_batches_between_passes(tmp_path: Path) -> None:
+    """Issue 34: the tracker takes ``ADMIT_BATCH`` notices at a time and looks at its due files in
+    between, so a file noticed first is handed on when due, not after every later notice."""
+    from daemon.intake.stability import ADMIT_BATCH
+
+    first = tmp_path / "first.pdf"
+    first.write_bytes(b"%PDF-1.4\n%%EOF\n")
+    handed: list[Path] = []
+    tr = StabilityTracker(lambda c, r: handed.append(c.path), lambda p, i: None, lambda i: 0.0)
+    tr.notice(Candidate(first, "in"))
+    for i in range(ADMIT_BATCH + 5):
+        tr.notice(Candidate(tmp_path / f"gone-{i}.pdf", "in"))  # vanished meanwhile: never tracked
+    tr._wake.clear()
+    tr._admit(time.monotonic())
+    assert tr._inq.qsize() == 6 and tr._wake.is_set()  # the rest are taken at the next wake-up
+    tr.step(time.monotonic() + 1)
+    assert handed == [first]
+    tr.step(time.monotonic() + 2)
+    assert tr._inq.qsize() == 0 and tr.pending() == 0
+
+
+def test_a_scan_offers_exactly_what_accepts_takes(tmp_path: Path) -> None:
+    """The scan tests the files of a folder by name, is_output and globs only once the folder
+    itself is known to take files (issue 34: ``accepts`` per file was most of a rescan's CPU): it
+    must offer exactly the files ``accepts`` takes -- excluded folders, temp-named folders (also
+    when an event makes the watcher scan one of them directly), outputs and globs included."""
+    root = tmp_path / "in"
+    names = ["a.pdf", "b.PNG", "c.txt", "draft-1.pdf", ".hidden.pdf", "x.pdf.part", "mine.png",
+             "sub/d.pdf", "sub/deeper/e.tif", "sub/.tmp/f.pdf", "sub/g.tmp/h.pdf", "failed/i.pdf",
+             "failed/more/j.pdf", "state", ".incoming/k.pdf"]
+    for n in names:
+        (root / n).parent.mkdir(parents=True, exist_ok=True)
+        (root / n).write_bytes(b"%PDF-1.4")
+    for recursive, by_name in ((True, False), (False, False), (True, True)):
+        inbox = InboxCfg(path=root, recursive=recursive, exclude=["*draft*"])
+        seen: list[Candidate] = []
+        w = InboxWatcher([inbox], seen.append, excluded_dirs=[root / "failed", root / "state"],
+                         is_output=lambda p: p.name == "mine.png",
+                         is_output_name=(lambda s: s.endswith("/mine.png")) if by_name else None)
+        want = {root / n for n in names if w.accepts(root / n, inbox)}
+        assert w.scan() == len(want)
+        assert {c.path for c in seen} == want
+        assert {p.name for p in want} == ({"a.pdf", "b.PNG", "d.pdf", "e.tif"} if recursive else {"a.pdf", "b.PNG"})
+        for folder in ("sub/.tmp", "sub/g.tmp", ".incoming", "failed", "failed/more"):
+            seen.clear()
+            assert w.scan_dir(root / folder, inbox) == 0 and not seen, folder

@@ -1,0 +1,116 @@
+"""Scale bench, first part (issue 34 item 5): CPU of one periodic rescan of an inbox of N kept,
+done files.
+
+Builds, for each N, an inbox of N tiny distinct files (real files: the daemon refuses hard links)
+and a journal with a done row for each, through the journal's own API in one transaction
+(``Journal.add_rebuilt``, as ``journal rebuild`` records documents found on disk, then each row's
+stat refreshed the way ``admit`` refreshes a done file found again unchanged in content -- the
+state a kept source is in after the daemon did it). Then one rescan is run in this process, wired
+as ``Service`` wires it (``InboxWatcher`` -> ``StabilityTracker.notice``, the tracker's ``skip`` is
+``Service._skip_known``, the watcher's ``known`` is ``Journal.known_unchanged`` and its ``is_output_name``
+the same test as ``is_output`` where the code has them), and its CPU is measured (``time.process_time``) from the scan's start until the tracker has
+taken every candidate it was offered (``StabilityTracker._admit``: stat + "known?" per file) --
+which is what the daemon spends on every ``daemon.rescan_interval`` with nothing new.
+
+Runs against whichever ``daemon`` package is imported: ``PYTHONPATH=<a checkout> python
+bench/bench_scale.py`` measures that checkout (the bench itself uses only what main has).
+
+    python bench/bench_scale.py --n 1000 10000 [100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import platform
+import shutil
+import tempfile
+import time
+import types
+from pathlib import Path
+
+import daemon
+from daemon.config import InboxCfg
+from daemon.intake.stability import StabilityTracker
+from daemon.intake.watch import InboxWatcher
+from daemon.journal.store import Journal, RebuiltDoc
+from daemon.models import DocState
+from daemon.service.service import Service
+
+
+def build(root: Path, n: int) -> tuple[Path, Journal, float]:
+    """An inbox of ``n`` kept files and a journal with a done row for each; returns the seconds."""
+    t0 = time.monotonic()
+    inbox = root / "in"
+    inbox.mkdir()
+    docs = []
+    for i in range(n):
+        p = inbox / f"scan-{i:07d}.pdf"
+        data = b"%PDF-1.4\n% " + str(i).encode() + b"\n%%EOF\n"
+        p.write_bytes(data)
+        docs.append(RebuiltDoc(id=None, path=p, inbox="in", size=len(data), sha256=f"{i:064x}",
+                               state=DocState.DONE, final_path=p, language="en", doctype="letter", route="all",
+                               pages=1, created=time.time()))
+    j = Journal(root / "state")
+    assert j.add_rebuilt(docs) == n
+    with j._tx() as db:  # admit's "same content, new stat" refresh, for every row at once
+        db.executemany("UPDATE documents SET size=?, mtime=? WHERE path=?",
+                       [(d.size, os.lstat(d.path).st_mtime, str(d.path)) for d in docs])
+    return inbox, j, time.monotonic() - t0
+
+
+def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
+    """CPU and wall seconds of one rescan, files offered to the tracker, files it kept tracking."""
+    svc = types.SimpleNamespace(journal=j)
+    tracker = StabilityTracker(lambda c, r: None, lambda p, i: None, lambda i: 2.0,
+                               skip=lambda p, st: Service._skip_known(svc, p, st))  # type: ignore[arg-type]
+    offered = [0]
+
+    def sink(c: object) -> None:
+        offered[0] += 1
+        tracker.notice(c)  # type: ignore[arg-type]
+
+    outputs = j.all_outputs()  # the pipeline's is_output set, loaded at its start
+    root = inbox.parent  # the service's excluded folders: failed, state, archive roots
+    kw: dict[str, object] = {"is_output": lambda p: str(p) in outputs,
+                             "excluded_dirs": [root / "failed", root / "state", root / "archive"]}
+    params = inspect.signature(InboxWatcher.__init__).parameters
+    if "known" in params:  # the code of branch scale on (issue 34): as Service passes them
+        kw["known"] = j.known_unchanged
+    if "is_output_name" in params:
+        kw["is_output_name"] = lambda p: str(p) in outputs
+    w = InboxWatcher([InboxCfg(path=inbox, name="in")], sink, **kw)  # type: ignore[arg-type]
+    c0, t0 = time.process_time(), time.monotonic()
+    w.scan()
+    while tracker._inq.qsize():
+        tracker._admit(time.monotonic())
+    return time.process_time() - c0, time.monotonic() - t0, offered[0], len(tracker._tracked)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--repeat", type=int, default=3, help="rescans per N (the best and the worst are printed)")
+    ap.add_argument("--tmp", type=Path, default=None, help="folder for the inboxes (default: the system's temp)")
+    args = ap.parse_args()
+    print(f"daemon from {Path(daemon.__file__).parent}; python {platform.python_version()};"
+          f" {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")
+    print(f"{'N kept files':>12} | {'build s':>7} | {'rescan CPU s (min-max)':>22} | {'wall s':>7} | {'offered':>7} | {'tracked':>7} | {'CPU/file ms':>11}")
+    for n in args.n:
+        root = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.tmp))
+        try:
+            inbox, j, built = build(root, n)
+            runs = [rescan_cpu(inbox, j) for _ in range(args.repeat)]
+            cpus = sorted(r[0] for r in runs)
+            wall = min(r[1] for r in runs)
+            print(f"{n:>12} | {built:>7.1f} | {cpus[0]:>10.3f} - {cpus[-1]:<9.3f} | {wall:>7.2f} | {runs[-1][2]:>7} |"
+                  f" {runs[-1][3]:>7} | {1000 * cpus[0] / n:>11.4f}", flush=True)
+            j.close()
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"load at the end {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

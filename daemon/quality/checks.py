@@ -13,8 +13,8 @@ check that cannot run is a failed check):
   extracts from the written PDF page (content-stream order) must hold ``PDF_MIN_FOUND`` of the
   page's words in order. Words in scripts outside the 11 languages that PyMuPDF does not give
   back as they were placed are left out on both sides (``_JUDGED_NOT``: right-to-left scripts
-  come back in another word order, Hangul without its spaces; the VLM's random-weight test model
-  writes such tokens, and a real page can quote them).
+  come back in another word order, Hangul without its spaces; a page in one of the 11 languages
+  can quote them: an address, a name).
 - ``check_tables(parsed, pages)``: each table of the document model (what the CSV, XLSX and the
   tables of md/txt/tex are made from) against the words the engine's plain read found on its
   page (Tesseract's word boxes): a table whose cells hold more than ``TABLE_MAX_EXTRA`` of words

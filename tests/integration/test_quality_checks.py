@@ -97,12 +97,11 @@ def test_a_page_that_stays_without_text_is_recorded_never_silent(scan: tuple[Pat
 def test_scripts_the_extraction_reorders_are_not_judged_but_a_missing_layer_still_is(
     scan: tuple[Path, list[PageResult]],
 ) -> None:
-    """A VLM page whose text mixes the report with Arabic and Hangul words (the random-weight
-    test model writes such tokens): placed on the page's lines, its layer holds the report's words
-    in order; PyMuPDF gives the Arabic words back in another order and the Hangul ones without
-    their spaces, which is not the layer's fault and must not send the page to the fallback
-    placement (the GPU test's page went from ``lines`` to ``page`` for it). The same page as an
-    image-only PDF still fails."""
+    """A VLM page whose text mixes the report with Arabic and Hangul words: placed on the page's
+    lines, its layer holds the report's words in order; PyMuPDF gives the Arabic words back in
+    another order and the Hangul ones without their spaces, which is not the layer's fault and
+    must not fail the check (it would send the page to the fallback placement, over the page
+    instead of on its lines). The same page as an image-only PDF still fails."""
     src, pages = scan
     mixed = " ".join(f"{w} مرحبا بالعالم 안녕하세요 세계" if k % 3 == 0 else w for k, w in enumerate(TEXT.split()))
     lines = pages[0].layout

@@ -231,19 +231,27 @@ READ_BAND = 0.4
 #: Below this confidence on both readings there is no text to judge by (a photo, a blank page).
 READ_MIN_CONF = 30.0
 
-_read_local = threading.local()
+_api_local = threading.local()
+
+
+def _thread_api(model: str, psm: int) -> Any:
+    """This thread's Tesseract API for ``model`` in page segmentation mode ``psm`` (the read check
+    and the probe each keep theirs: an API's mode is set once, at creation)."""
+    apis = getattr(_api_local, "apis", None)
+    if apis is None:
+        apis = _api_local.apis = {}
+    api = apis.get((model, psm))
+    if api is None:
+        from tesserocr import OEM, PyTessBaseAPI
+
+        api = apis[(model, psm)] = PyTessBaseAPI(path=tessdata_dir(), lang=model, psm=psm, oem=OEM.LSTM_ONLY)
+    return api
 
 
 def _read_api(model: str) -> Any:
-    apis = getattr(_read_local, "apis", None)
-    if apis is None:
-        apis = _read_local.apis = {}
-    api = apis.get(model)
-    if api is None:
-        from tesserocr import OEM, PSM, PyTessBaseAPI
+    from tesserocr import PSM
 
-        api = apis[model] = PyTessBaseAPI(path=tessdata_dir(), lang=model, psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
-    return api
+    return _thread_api(model, PSM.AUTO)
 
 
 def read_confidence(image: Image.Image, script: str) -> float | None:
@@ -315,23 +323,14 @@ PROBE_RATIO = 2.0
 #: The page as it is reads this well: upright, the other turns are not read.
 PROBE_UPRIGHT_LETTERS = 150
 
-_probe_local = threading.local()
-
-
 def _probe_api(model: str) -> Any:
-    apis = getattr(_probe_local, "apis", None)
-    if apis is None:
-        apis = _probe_local.apis = {}
-    api = apis.get(model)
-    if api is None:
-        from tesserocr import OEM, PSM, PyTessBaseAPI
+    from tesserocr import PSM
 
-        # One uniform block of horizontal text (page segmentation 6), not the automatic layout:
-        # that finds text lines running down a sideways page and reads them as vertical text
-        # (the Danish page turned 90 deg read at 87 with PSM.AUTO, as well as upright), so every
-        # way up would read well. A band across two columns still reads as words.
-        api = apis[model] = PyTessBaseAPI(path=tessdata_dir(), lang=model, psm=PSM.SINGLE_BLOCK, oem=OEM.LSTM_ONLY)
-    return api
+    # One uniform block of horizontal text (page segmentation 6), not the automatic layout:
+    # that finds text lines running down a sideways page and reads them as vertical text
+    # (the Danish page turned 90 deg read at 87 with PSM.AUTO, as well as upright), so every
+    # way up would read well. A band across two columns still reads as words.
+    return _thread_api(model, PSM.SINGLE_BLOCK)
 
 
 def probe_letters(gray: Image.Image, model: str) -> int:

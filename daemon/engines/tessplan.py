@@ -14,7 +14,7 @@ Contract:
   ``Plan.decide_after``: the probe could not tell a Latin language, so the caller decides from
   the full read's text (``latin_language``) and reads again only if it is not the probe's.
 - ``choose_languages`` (the models for a script, and the all-models fallback), ``models_for``,
-  ``latin_language``, ``cjk_language``, ``undecided_models``, ``cjk_wins``, ``probe_band``: the
+  ``latin_language``, ``cjk_language``, ``band_variant``, ``undecided_models``, ``cjk_wins``, ``probe_band``: the
   rules the plan uses, for the engine's per-page checks too.
 - Vertical CJK (tategaki): ``vertical_models`` (the ``_vert`` twins of a plan's CJK models) and
   ``vertical_band`` (the probe band of a page written in columns); the engine asks Tesseract's
@@ -40,7 +40,8 @@ either variant's glyphs at ~99 % symbol confidence and writes its own forms (a s
 chi_tra reads 项目 数量 金额 as 項目 數量 金額; its traditional twin: chi_sim reads 發票號碼 as
 发票号码), and their mean confidences do not tell either (93/93 on the simplified band, 91/73 the
 wrong way round on the traditional one). So the variant comes from the variant-only characters of
-the band read with both models, chi_sim first (``chinese_variant``): on a long band the read
+the band read with both models, chi_sim first (``band_variant``: traditional only with twice the
+simplified forms, a mixed read being no evidence): on a long band the read
 leans to the page's variant (the integration tests' invoice: 20/0 simplified, 6/12 traditional),
 on a short one it is a tie-break towards simplified. Telling a short traditional page needs the
 glyphs themselves (not done: a heading and two lines of traditional text are read with chi_sim).
@@ -55,7 +56,7 @@ from typing import Any
 
 __all__ = [
     "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
-    "latin_language", "cjk_language", "cjk_chars", "undecided_models", "cjk_wins", "probe_band", "lang_pass_is_latin",
+    "latin_language", "cjk_language", "band_variant", "cjk_chars", "undecided_models", "cjk_wins", "probe_band", "lang_pass_is_latin",
     "VERT_MODELS", "VERTICAL_SHARE", "vertical_models", "vertical_band",
 ]
 
@@ -88,6 +89,8 @@ PROBE_BAND = 0.25
 CJK_PROBE_BAND = 0.12
 #: A Latin-model band read below this mean confidence is read again with the CJK models.
 CJK_RETRY_BELOW_CONF = 70.0
+#: A band is traditional Chinese when it has this many times its simplified forms (``band_variant``).
+TRADITIONAL_MAJORITY = 2.0
 #: A CJK read with enough CJK characters to name its language (``CJK_MIN_CHARS``) keeps the
 #: CJK models, beside English, at this mean confidence even when the Latin read is surer: the
 #: page mixes CJK lines with code or formulas.
@@ -190,31 +193,47 @@ def cjk_language(text: str, allowed: list[str]) -> str | None:
     """``ja``, ``zh-Hans`` or ``zh-Hant`` for a CJK read, when it has enough CJK characters;
     Chinese decided as ``daemon.understand.language`` decides it (kana, or a Japanese read that
     is Chinese after all), the variant by its variant-only characters (simplified by default)."""
-    from daemon.understand.language import chinese_variant, detect_language, looks_chinese
+    from daemon.understand.language import detect_language, looks_chinese
 
     if len(_HAN_CHAR.findall(text)) < CJK_MIN_CHARS and _kana(text) < CJK_MIN_CHARS:
         return None
     lang = detect_language(text, allowed)[0]
     if "zh" in allowed and (lang == "zh" or looks_chinese(text)):
-        return "zh-Hant" if chinese_variant(text) == "traditional" else "zh-Hans"
+        return "zh-Hant" if band_variant(text) == "traditional" else "zh-Hans"
     return "ja" if "ja" in allowed and lang == "ja" else None
+
+
+def band_variant(text: str) -> str | None:
+    """The Chinese variant of a probe band read with both Chinese models (and ``jpn``): traditional
+    only when its variant-only characters outnumber the simplified ones ``TRADITIONAL_MAJORITY``
+    times, else simplified; None with fewer than ``MIN_VARIANT_CHARS`` of them. Both models read
+    either variant's glyphs and Tesseract takes each line from either, so a simplified page's band
+    can come out with more traditional forms: a simplified LaTeX manual page with code and
+    formulas, 9 simplified against 11 traditional (jpn's kanji count as traditional), was read with
+    chi_tra alone (PDF word recall 0.56 against 0.81 for chi_sim, issue 32); real pages of either
+    variant are clear (58/1, 2/39; the traditional invoice of the tests 6/12)."""
+    from daemon.understand.language import MIN_VARIANT_CHARS, han_variant_counts
+
+    s, t = han_variant_counts(text)
+    if s + t < MIN_VARIANT_CHARS:
+        return None
+    return "traditional" if t >= TRADITIONAL_MAJORITY * s else "simplified"
 
 
 def undecided_models(text: str, cands: list[str]) -> list[str]:
     """The models of a page whose CJK band was too short to tell its language (``cands``: the
     band's models): all of them, less the Chinese model of the other variant when the band is
-    Chinese text (no kana) in one variant (``chinese_variant``: 3+ variant-only characters, a
-    majority). Both Chinese models read either variant's glyphs at ~99 % symbol confidence and
+    Chinese text (no kana) in one variant (``band_variant``: 3+ variant-only characters,
+    traditional with a 2:1 majority). Both Chinese models read either variant's glyphs at ~99 %
+    symbol confidence and
     write their own forms (the gate's simplified table band: chi_tra reads 项目 数量 金额 as
     項目 數量 金額 at 99-100), so a full read with both lets chi_tra take some lines and cells at
     random: the gate's simplified table came out in traditional forms. The band's read, with
     chi_sim first, is the tie-break the variant count already is for longer bands. ``jpn``
     stays: a few Han characters do not tell Chinese from kanji-only Japanese headings."""
-    from daemon.understand.language import chinese_variant
-
     if "chi_sim" not in cands or "chi_tra" not in cands or _kana(text):
         return cands
-    variant = chinese_variant(text)
+    variant = band_variant(text)
     if variant is None:
         return cands
     drop = "chi_tra" if variant == "simplified" else "chi_sim"

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import docgen
 
-from daemon.engines.tessplan import CJK_UNDECIDED, cjk_language, fits, models_for, plan_page, undecided_models
+from daemon.engines.tessplan import (
+    CJK_UNDECIDED,
+    band_variant,
+    cjk_language,
+    fits,
+    models_for,
+    plan_page,
+    undecided_models,
+)
 
 ALL = ["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
 
@@ -138,3 +146,19 @@ def test_a_short_chinese_band_drops_the_other_variants_model() -> None:
     assert undecided_models("数量 金額", cands) == cands
     assert undecided_models("目 量 合计", cands) == cands
     assert undecided_models("项目 数量 金额", ["jpn"]) == ["jpn"]
+
+
+def test_a_mixed_band_is_traditional_only_with_a_clear_majority() -> None:
+    # Both Chinese models read either variant's glyphs, and a band read with chi_sim+chi_tra+jpn
+    # takes each line from either: a simplified manual page's band came out 9 simplified /
+    # 11 traditional forms and the page was read with chi_tra alone (issue 32). A 2:1 majority
+    # is needed for traditional; below it simplified, the common case, wins.
+    simp, trad = "数学符号切换字体给出", "數學符號切換字體給出"  # 6 variant-only characters each
+    line = "一部分命令需要宏包的支持。"  # none
+    mixed = (simp + line) * 3 + (trad + line) * 4  # 18 simplified / 24 traditional forms
+    assert band_variant(mixed) == "simplified"
+    assert cjk_language(mixed, ALL) == "zh-Hans"
+    assert undecided_models(mixed, ["chi_sim", "chi_tra", "jpn"]) == ["chi_sim", "jpn"]
+    clear = (simp + line) + (trad + line) * 2  # 6 / 12: a 2:1 majority
+    assert band_variant(clear) == "traditional" and cjk_language(clear, ALL) == "zh-Hant"
+    assert band_variant("数學") is None  # too few to tell

@@ -91,10 +91,10 @@ def test_document_language_learned_from_first_page(engine: TesseractEngine, tmp_
     first = engine.submit(PageRequest("doc-sv", 0, sv)).result(timeout=120)
     # A band of the page probed with English is Swedish: the page is read once, as Swedish.
     assert first.meta["probe"] == [["eng"]] and "first_pass" not in first.meta, first.meta
-    assert first.meta["languages"] == ["swe", "eng"]
+    assert first.meta["languages"] == ["swe"]  # Swedish alone: English took "på" as "pa"
     assert "lådor" in first.text and "Vänligen" in first.text, first.text
     second = engine.submit(PageRequest("doc-sv", 1, sv)).result(timeout=120)
-    assert second.meta["languages"] == ["swe", "eng"] and "probe" not in second.meta
+    assert second.meta["languages"] == ["swe"] and "probe" not in second.meta
     assert "first_pass" not in second.meta
     assert len(found(docgen.SAMPLE_WORDS["sv"], second.text)) == 5, second.text
     # English pages are read with English alone; another document starts afresh.
@@ -107,11 +107,11 @@ def test_a_later_page_in_another_language_is_read_again_in_it(engine: TesseractE
     assert first.meta["languages"] == ["eng"]
     da = engine.submit(PageRequest("doc-mixed", 1, page(tmp_path, "da"))).result(timeout=120)
     # read as the document's English first; its text is Danish: read again as Danish
-    assert da.meta["first_pass"] == ["eng"] and da.meta["languages"] == ["dan", "eng"], da.meta
+    assert da.meta["first_pass"] == ["eng"] and da.meta["languages"] == ["dan"], da.meta
     assert "beløb" in da.text, da.text
     # the document's language follows: the next Danish page is read as Danish at once
     again = engine.submit(PageRequest("doc-mixed", 2, page(tmp_path, "da"))).result(timeout=120)
-    assert again.meta["languages"] == ["dan", "eng"] and "first_pass" not in again.meta
+    assert again.meta["languages"] == ["dan"] and "first_pass" not in again.meta
 
 
 def test_hint_outside_config_falls_back_to_config(tmp_path: Path) -> None:
@@ -307,7 +307,7 @@ def test_choose_languages() -> None:
     assert choose_languages(["de", "fr"], "Latin")[0] == "deu"
     assert choose_languages(["de", "fr"], "") == choose_languages(["de", "fr"], "Latin")
     assert choose_languages(["zh"], "") == ["chi_sim", "chi_tra"]
-    assert choose_languages(all11, "Latin", known="sv") == ["swe", "eng"]
+    assert choose_languages(all11, "Latin", known="sv") == ["swe"]  # Swedish alone (tessplan.OWN_MODEL_ONLY)
     assert choose_languages(["sv", "da"], "Latin", known="sv") == ["swe"]
     assert choose_languages(all11, "Han", known="sv") == ["chi_sim", "chi_tra", "jpn"]
 

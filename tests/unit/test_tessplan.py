@@ -36,7 +36,7 @@ def test_a_latin_page_is_probed_with_english_and_read_in_its_language() -> None:
     band = Band((docgen.SAMPLES["sv"] * 2, 88.0))
     plan = plan_page(ALL, "Latin", None, band)
     assert band.calls == [["eng"]]
-    assert plan.models == ["swe", "eng"] and plan.language == "sv" and not plan.decide_after
+    assert plan.models == ["swe"] and plan.language == "sv" and not plan.decide_after
     plan = plan_page(ALL, "Latin", None, Band((docgen.SAMPLES["en"] * 2, 90.0)))
     assert plan.models == ["eng"] and plan.language == "en"
 
@@ -83,7 +83,7 @@ def test_no_probe_when_there_is_nothing_to_choose() -> None:
 
 
 def test_models_and_fit() -> None:
-    assert models_for("sv", ALL) == ["swe", "eng"] and models_for("ja", ALL) == ["jpn"]
+    assert models_for("sv", ALL) == ["swe"] and models_for("de", ALL) == ["deu", "eng"] and models_for("ja", ALL) == ["jpn"]
     assert fits("de", "Latin") and fits("de", "") and not fits("de", "Han") and not fits("zh-Hans", "Latin")
 
 

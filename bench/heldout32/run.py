@@ -452,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
                         "has_table": d["labels"].get("has_table", False)}
                 # OCRmyPDF is compared on the scans only (a born-digital PDF has its text)
                 todo = [n for n in sides if n == "daemon" or scanned]
+                if not todo:  # an OCRmyPDF-only run has nothing to do on a born-digital document
+                    continue
 
                 def one(name: str, d=d, path=path, refs=refs) -> dict[str, Any]:
                     if name == "daemon":

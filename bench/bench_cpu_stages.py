@@ -138,7 +138,12 @@ def cmd_stages(args: argparse.Namespace) -> int:
     ck.wrap(orient, "detect_orientation", "orient: OSD")
     ck.wrap(orient, "reads_better", "orient: 180/axis read check")
     ck.wrap(orient, "_probed", "orient: probe (OSD unsure)")
+    if hasattr(orient, "upright_band"):  # the read-first upright check (issue 32, round two)
+        ck.wrap(orient, "upright_band", "orient: upright band (eng)")
+        ck.wrap(render, "upright_by_reading", "orient: other")
     ck.wrap(render, "upright_with_script", "orient: other")
+    if hasattr(orient, "upright_by_reading"):
+        ck.wrap(orient, "upright_with_script", "orient: other")
     ck.wrap(render, "deskew", "render: deskew")
     if hasattr(pdflayout, "find_lines"):
         ck.wrap(pdflayout, "find_lines", "render: line finder")
@@ -189,7 +194,10 @@ def cmd_stages(args: argparse.Namespace) -> int:
             t = time.thread_time()
             rp = textlayer.read_or_render(path, i, opts, lines=False)
             t_render = time.thread_time() - t
-            req = PageRequest(d["file"], i, rp.image, priority=i, meta={"script": rp.geometry.script})
+            meta: dict[str, Any] = {"script": rp.geometry.script}
+            if getattr(rp, "band", None) is not None:  # the render stage's read-first band (the pipeline's)
+                meta["band"] = rp.band
+            req = PageRequest(d["file"], i, rp.image, priority=i, meta=meta)
             t = time.thread_time()
             res = eng._recognise(req, apis)
             t_rec = time.thread_time() - t

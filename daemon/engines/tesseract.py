@@ -84,6 +84,7 @@ from typing import Any
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, PageRequest
 from daemon.engines.tessplan import (
+    BAND_MIN_WORDS,
     CJK_SCRIPTS,
     CJK_UNDECIDED,
     LATIN,
@@ -91,11 +92,13 @@ from daemon.engines.tessplan import (
     TESS_CODES,
     VERTICAL_SHARE,
     Plan,
+    band_words,
     choose_languages,
     lang_pass_is_latin,
     latin_language,
     plan_page,
     probe_band,
+    probe_bands,
     vertical_band,
     vertical_models,
 )
@@ -114,6 +117,9 @@ log = logging.getLogger(__name__)
 MAX_APIS_PER_THREAD = 12
 #: Documents remembered for the per-document language (oldest forgotten first).
 DOC_MEMORY = 1024
+#: A page whose document's language another thread is probing waits this long at most for that
+#: decision (``_await_language``) before probing itself.
+PROBE_WAIT_S = 60.0
 
 #: Binarisation. Tesseract's default (global Otsu) drops text in light grey or orange (luma
 #: 170-200: a test page of black, grey and orange lines read at CER 0.66) and whole shaded panels
@@ -130,6 +136,9 @@ INK_LUT = [round(255 * (v / 255) ** INK_GAMMA) for v in range(256)]
 #: text at 20-70: bench/RESULTS.md, "Orientation").
 FLIP_RETRY_BELOW_CONF = 70.0
 FLIP_MARGIN = 15.0
+#: The upside-down check's band (a quarter of the page: the language probe's was this size too
+#: before issue 32 made it 12 %).
+FLIP_BAND = 0.25
 
 _CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 _CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
@@ -193,6 +202,7 @@ class TesseractEngine(Engine):
         self._running: set[cf.Future[PageText]] = set()
         # doc_tag -> Latin language detected on an earlier page of that document.
         self._doc_lang: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._probing: set[str] = set()  # doc_tags whose language a worker is probing now
         self._workers: list[threading.Thread] = []
         self._spare: tuple[str, Any] | None = None  # start()'s API (model set, API), for the first worker
         self._started = False
@@ -506,7 +516,37 @@ class TesseractEngine(Engine):
         """The page's models (``tessplan.plan_page``), its probe read on this thread's APIs; the
         language decided is remembered for the document. The probe is an optional stage: when it
         fails, the page is read with every model its script allows (the old, costly way)."""
-        known = self._known(req.doc_tag)
+        known, owner = self._await_language(req.doc_tag)
+        try:
+            return self._plan_known(req, apis, allowed, script, gray, degraded, known)
+        finally:
+            if owner:
+                with self._lock:
+                    self._probing.discard(req.doc_tag)
+                    self._cv.notify_all()
+
+    def _await_language(self, doc_tag: str) -> tuple[str | None, bool]:
+        """The document's language when known; when another worker is probing it now (the pages
+        of one document are read at the same time), that decision, waited for rather than probed
+        again (each page probed its own band before: one band per page, 0.3-0.75 s). True as
+        second item when this page probes for its document (``_probing``)."""
+        deadline = time.monotonic() + PROBE_WAIT_S
+        with self._lock:
+            while doc_tag in self._probing and doc_tag not in self._doc_lang and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cv.wait(left)
+            known = self._doc_lang.get(doc_tag)
+            owner = known is None and doc_tag not in self._probing
+            if owner:
+                self._probing.add(doc_tag)
+            return known, owner
+
+    def _plan_known(
+        self, req: PageRequest, apis: dict[str, Any], allowed: list[str], script: str, gray: Any,
+        degraded: list[Degraded], known: str | None,
+    ) -> Plan:
         vertical = script in CJK_SCRIPTS and optional(
             Stage.LANGUAGE_REREAD, lambda: self._vertical(apis, allowed, script, gray), lambda: False, degraded,
         )
@@ -514,10 +554,26 @@ class TesseractEngine(Engine):
         def models(names: list[str]) -> list[str]:
             return (vertical_models(names, self._have) or names) if vertical else names
 
+        # the render stage's read-first upright check read the page's English band already
+        # (``daemon.pages.orient.upright_by_reading``; the page as it is, not turned): the probe
+        # takes that read as its English band instead of reading one again
+        got: Any = req.meta.get("band")
+        pre: tuple[str, float] | None = (str(got[0]), float(got[1])) if got else None
+
         def read_band(names: list[str], share: float) -> tuple[str, float]:
-            band = vertical_band(gray, share) if vertical else probe_band(gray, share)
-            raw, conf, _ = self._ocr(req, apis, models(names), band, layout=False)
-            return raw, conf
+            nonlocal pre
+            if pre is not None and names == ["eng"] and not vertical:
+                pre_read, pre = pre, None
+                return pre_read
+            best: tuple[str, float] | None = None
+            for band in [vertical_band(gray, share)] if vertical else probe_bands(gray, share):
+                raw, conf, _ = self._ocr(req, apis, models(names), band, layout=False)
+                if best is None or band_words(raw) > band_words(best[0]):
+                    best = (raw, conf)
+                if band_words(raw) >= BAND_MIN_WORDS:  # else the next band (a screenshot read as no words)
+                    break
+            assert best is not None
+            return best
 
         plan = optional(Stage.LANGUAGE_REREAD, lambda: plan_page(allowed, script, known, read_band),
                         lambda: Plan(choose_languages(allowed, script, known)), degraded)
@@ -547,7 +603,7 @@ class TesseractEngine(Engine):
     ) -> tuple[str, float, PageLayout] | None:
         """The page read upside down, when its probe band reads ``FLIP_MARGIN`` surer that way up
         than the page did; else None (the page stays as read)."""
-        _, band_conf, _ = self._ocr(req, apis, langs, probe_band(flipped), layout=False)
+        _, band_conf, _ = self._ocr(req, apis, langs, probe_band(flipped, FLIP_BAND), layout=False)
         if band_conf < conf + FLIP_MARGIN:
             return None
         return self._ocr(req, apis, langs, flipped)

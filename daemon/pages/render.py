@@ -54,7 +54,7 @@ from PIL import Image, ImageOps
 from daemon.errors import InputError
 from daemon.models import Page, RenderOptions
 from daemon.pages.deskew import deskew
-from daemon.pages.orient import upright_with_script
+from daemon.pages.orient import upright_by_reading, upright_with_script
 from daemon.pages.probe import (
     KIND_WORDS,
     check_pixels,
@@ -309,7 +309,14 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
                 target = max(before) if opts.dpi else min(opts.longest_edge, max(before))
     img = _resize_longest(img, target)
     rotation, script = 0, ""
-    if opts.autorotate:
+    band: tuple[str, float] | None = None
+    if opts.autorotate and opts.read_first:
+        upright = img
+        img, rotation, script, read = optional(
+            Stage.ORIENTATION, lambda: upright_by_reading(upright), lambda: (upright, 0, "", None), degraded
+        )
+        band = (read.text, read.conf) if read is not None else None
+    elif opts.autorotate:
         upright = img
         img, rotation, script = optional(
             Stage.ORIENTATION, lambda: upright_with_script(upright), lambda: (upright, 0, ""), degraded
@@ -322,7 +329,7 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
     img.load()
     return Page(
         index=index, image=img, rotation=rotation, cropped=crop_box is not None, source_size=source, script=script,
-        crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded,
+        crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded, band=band,
     )
 
 

@@ -162,13 +162,17 @@ def engine() -> Iterator[TesseractEngine]:
 
 
 def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
-    """The pages as the daemon reads them: rendered (upright turn included), recognised."""
-    opts = RenderOptions(text_layer="ocr", dpi=300)
+    """The pages as the daemon reads them with Tesseract: rendered (upright turn included, read
+    first: ``orient.upright_by_reading``), recognised with the render stage's script and band."""
+    opts = RenderOptions(text_layer="ocr", dpi=300, read_first=True)
     out = []
     for i in range(page_count(src, opts)):
         pg = read_or_render(src, i, opts)
         assert pg.image is not None and pg.geometry is not None
-        answer = engine.recognize([PageRequest(f"doc-{src.stem}", i, pg.image, meta={"script": pg.geometry.script})])[0]
+        meta: dict[str, object] = {"script": pg.geometry.script}
+        if pg.band is not None:
+            meta["band"] = pg.band
+        answer = engine.recognize([PageRequest(f"doc-{src.stem}", i, pg.image, meta=meta)])[0]
         out.append(PageResult.from_engine(pg, answer, engine_markdown=False))
     return out
 

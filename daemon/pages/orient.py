@@ -306,16 +306,34 @@ def text_bands(gray: Image.Image, share: float) -> list[Image.Image]:
     sums = (ink[n:] - ink[:-n]).astype(np.float64)
     first = int(np.argmax(sums))
     top = first * step
-    bands = [gray.crop((0, top, w, min(h, top + band_h)))]
+    row_ink = (np.asarray(gray) < 128).sum(axis=1)
+    bands = [_snapped(gray, row_ink, top, band_h)]
     texty = _texty_top(gray, band_h)
     if texty is not None and abs(texty - top) >= band_h // 2:
-        bands.append(gray.crop((0, texty, w, min(h, texty + band_h))))
+        bands.append(_snapped(gray, row_ink, texty, band_h))
     else:
         sums[max(0, first - n + 1):first + n] = -1.0  # no overlap with the first
         second = int(np.argmax(sums))
         if sums[second] > 0:
-            bands.append(gray.crop((0, second * step, w, min(h, second * step + band_h))))
+            bands.append(_snapped(gray, row_ink, second * step, band_h))
     return bands
+
+
+def _snapped(gray: Image.Image, row_ink: np.ndarray, top: int, band_h: int) -> Image.Image:
+    """The band from ``top``, ``band_h`` rows, its edges moved out (by up to a third of the band)
+    to the nearest rows without ink: a text line cut in half at an edge reads as junk that pulls
+    the band's mean confidence down (an upright Italian page's band: 74 cut, 85 whole)."""
+    w, h = gray.size
+    reach = band_h // 3
+    gap = max(1, w // 500)  # a row with this little ink is between lines
+    bottom = min(h, top + band_h)
+    up = np.nonzero(row_ink[max(0, top - reach):top + 1][::-1] <= gap)[0]
+    if len(up):
+        top -= int(up[0])
+    down = np.nonzero(row_ink[max(0, bottom - 1):min(h, bottom + reach)] <= gap)[0]
+    if len(down):
+        bottom = max(0, bottom - 1) + int(down[0]) + 1
+    return gray.crop((0, top, w, bottom))
 
 
 def reads_better(candidate: Image.Image, current: Image.Image, script: str) -> bool | None:
@@ -479,13 +497,15 @@ def _probed(image: Image.Image, script: str) -> tuple[Image.Image, int, str]:
 
 #: The read-first upright check (issue 32; ``upright_by_reading``): share of the page's height
 #: read, the mean confidence and the letters in sure dictionary words (``BandRead.letters``) that
-#: make a band upright Latin text. Upright Latin pages read their 12 % band at 82-93, CJK pages
-#: 22-26 and a sideways page's band held no words (bench/cpu_profile_2026-12-03.md); upside-down
-#: text reads at 20-70 (``READ_MARGIN``). The letters keep a band of no words, whose
-#: "confidence" is 95, from counting.
+#: make a band upright Latin text. Measured on the CPU profiling set's 10 pages, each read as it
+#: is and turned 90/180/270 (bench/cpu_profile_2026-12-03.md, "Savings, round two"): upright
+#: Latin pages 85-93 with 56-170 letters; CJK pages 14-27; every turned band 25-46 with 0-30
+#: letters, but for a sideways screenshot band of 9-10 words, 58-75 with 0 letters. The letters
+#: keep such a band (a band of no words "reads" at 95) from counting; English's word list still
+#: finds 27-33 letters on the short Danish and Swedish test invoices (read with OSD then).
 UPRIGHT_BAND = 0.12
 UPRIGHT_MIN_CONF = 80.0
-UPRIGHT_MIN_LETTERS = 40
+UPRIGHT_MIN_LETTERS = 20
 #: A band read as fewer words than this is not judged: the next band (``text_bands``) is read.
 BAND_MIN_WORDS = 5
 

@@ -8,6 +8,12 @@ Public API:
   the page's OSD script), used by ``daemon.pages.render``.
 - ``probe_turn(image, script)``: the turn decided by reading the page (below); used by
   ``upright_with_script`` where OSD cannot place a page.
+- ``upright_by_reading(image) -> (image, degrees, script, BandRead | None)``: the Tesseract
+  render's way (``RenderOptions.read_first``, issue 32): the page's text band (``text_bands``) is
+  read with English first; a band that reads as upright text (``is_upright_text``: confidence
+  >= ``UPRIGHT_MIN_CONF`` and ``UPRIGHT_MIN_LETTERS`` letters in sure dictionary words) is an
+  upright Latin page, and OSD is not run; any other page goes to ``upright_with_script`` as
+  before. The band read is handed on (page not turned) as the engine's English language probe.
 - ``tessdata_dir()``: Tesseract's data folder.
 
 Orientation: Tesseract OSD through tesserocr with ``lang="osd"`` (initialising OSD with the

@@ -10,7 +10,10 @@ Public API (used by the pipeline; names and signatures are stable):
 Opening and refusing files is ``daemon.pages.probe``'s (``page_count``, ``probe``); turning
 pages upright is ``daemon.pages.orient``'s. When autorotate is on, ``Page.script`` carries the
 OSD script of the page (pass it to the engine as ``PageRequest.meta["script"]`` to save the
-engine a second OSD pass).
+engine a second OSD pass). With ``opts.read_first`` (the Tesseract engine) the page's English text
+band is read first and OSD runs only where it does not read as upright text
+(``orient.upright_by_reading``); ``Page.band`` then carries that read (text, confidence) for the
+engine's language probe (``PageRequest.meta["band"]``).
 
 Sizes (``opts.dpi`` unset: the VLM, which was trained on pages of 1540 px):
 - PDF pages are rendered so the longest edge is ``opts.longest_edge`` px but never above

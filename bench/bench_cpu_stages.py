@@ -3,6 +3,7 @@
 
     OMP_THREAD_LIMIT=1 python bench/bench_cpu_stages.py build --out /tmp/cpuprof
     OMP_THREAD_LIMIT=1 python bench/bench_cpu_stages.py stages --corpus /tmp/cpuprof [--out R.jsonl]
+    OMP_THREAD_LIMIT=1 python bench/bench_cpu_stages.py recall --corpus /tmp/cpuprof [--repo BASE] [--out R.jsonl]
 
 ``build``: a small profiling set in bench/bench_ocrmypdf.py's corpus format (``manifest.json`` and
 ``corpus/*.pdf``, so ``bench_ocrmypdf.py run --corpus`` works on it): one synthetic 300 dpi grey
@@ -20,6 +21,10 @@ language re-read, flip band, flip read, Otsu re-read), the lost-text check and i
 the table search and the table read. Prints CPU s per page by stage and one JSON row per page.
 Model loads are counted once per model set (as in a warm daemon thread); ``once`` pays them
 per process and per Tesseract thread.
+
+``recall``: the word recall of each document of the set against its reference text, read as
+the daemon reads it (``cmd_recall``); ``--repo`` imports another checkout's daemon (a base
+commit's worktree) for a before/after in one session.
 """
 
 from __future__ import annotations
@@ -138,7 +143,12 @@ def cmd_stages(args: argparse.Namespace) -> int:
     ck.wrap(orient, "detect_orientation", "orient: OSD")
     ck.wrap(orient, "reads_better", "orient: 180/axis read check")
     ck.wrap(orient, "_probed", "orient: probe (OSD unsure)")
+    if hasattr(orient, "upright_band"):  # the read-first upright check (issue 32, round two)
+        ck.wrap(orient, "upright_band", "orient: upright band (eng)")
+        ck.wrap(render, "upright_by_reading", "orient: other")
     ck.wrap(render, "upright_with_script", "orient: other")
+    if hasattr(orient, "upright_by_reading"):
+        ck.wrap(orient, "upright_with_script", "orient: other")
     ck.wrap(render, "deskew", "render: deskew")
     if hasattr(pdflayout, "find_lines"):
         ck.wrap(pdflayout, "find_lines", "render: line finder")
@@ -189,7 +199,10 @@ def cmd_stages(args: argparse.Namespace) -> int:
             t = time.thread_time()
             rp = textlayer.read_or_render(path, i, opts, lines=False)
             t_render = time.thread_time() - t
-            req = PageRequest(d["file"], i, rp.image, priority=i, meta={"script": rp.geometry.script})
+            meta: dict[str, Any] = {"script": rp.geometry.script}
+            if getattr(rp, "band", None) is not None:  # the render stage's read-first band (the pipeline's)
+                meta["band"] = rp.band
+            req = PageRequest(d["file"], i, rp.image, priority=i, meta=meta)
             t = time.thread_time()
             res = eng._recognise(req, apis)
             t_rec = time.thread_time() - t
@@ -386,6 +399,58 @@ def cmd_once(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Word recall of every document of the set against its manifest ``reference`` (realdocs'
+    ``evaluate.word_recall``), each document's pages rendered as the pipeline's render worker
+    does (``read_or_render``, rules.yaml's Tesseract options) and submitted together to one
+    ``TesseractEngine`` with rules.yaml's threads, as the daemon reads them. ``--repo``: the
+    daemon checkout to import (a base commit's worktree: its code, this venv)."""
+    if args.repo:  # before anything imports daemon
+        sys.path.insert(0, str(args.repo.resolve()))
+    from evaluate import word_recall
+
+    import daemon
+    from daemon.config import load_config
+    from daemon.engines.base import PageRequest
+    from daemon.engines.tesseract import TesseractEngine
+    from daemon.pages import textlayer
+    from daemon.service.pipeline import render_options
+    repo = Path(daemon.__file__).resolve().parent.parent
+    cfg = load_config(repo / "rules.yaml")
+    opts = render_options(cfg, "tesseract")
+    eng = TesseractEngine(cfg.engine)
+    eng.start()
+    rows = []
+    try:
+        for d in json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8")):
+            if args.only and not any(x in d["file"] for x in args.only.split(",")):
+                continue
+            path = args.corpus / "corpus" / d["file"]
+            reqs, geo = [], []
+            for i in range(d["pages"]):
+                rp = textlayer.read_or_render(path, i, opts, lines=False)
+                meta: dict[str, Any] = {"script": rp.geometry.script}
+                if getattr(rp, "band", None) is not None:
+                    meta["band"] = rp.band
+                reqs.append(PageRequest(d["file"], i, rp.image, priority=i, meta=meta))
+                geo.append(rp.geometry.rotation)
+            res = [f.result() for f in [eng.submit(r) for r in reqs]]
+            rotation = [(g + int(r.meta.get("turned") or 0)) % 360 for g, r in zip(geo, res, strict=True)]
+            row = {"file": d["file"], "language": d["language"], "rotation": rotation,
+                   "languages": [r.meta.get("languages") for r in res],
+                   "recall": round(word_recall(d["reference"], "\n".join(r.text for r in res)) or 0.0, 4)}
+            rows.append(row)
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+    finally:
+        eng.close()
+    print(f"{repo}: mean word recall {sum(r['recall'] for r in rows) / max(1, len(rows)):.4f} ({len(rows)} documents)")
+    if args.out:
+        with open(args.out, "a", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps({"repo": str(repo), **r}, ensure_ascii=False) + "\n")
+    return 0
+
+
 def main() -> int:
     from bench_ocrmypdf import DEFAULT_CACHE
 
@@ -412,8 +477,14 @@ def main() -> int:
     y.add_argument("raw", type=Path)
     y.add_argument("--rate", type=float, default=50)
     y.add_argument("--pages", type=int, default=1)
+    r = sub.add_parser("recall")
+    r.add_argument("--corpus", type=Path, required=True)
+    r.add_argument("--repo", type=Path, help="daemon checkout to import (default: this one)")
+    r.add_argument("--only", default="")
+    r.add_argument("--out", type=Path)
     args = p.parse_args()
-    return {"bands": cmd_bands, "spy": cmd_spy, "build": cmd_build, "stages": cmd_stages, "once": cmd_once}[args.cmd](args)
+    return {"bands": cmd_bands, "spy": cmd_spy, "build": cmd_build, "stages": cmd_stages, "once": cmd_once,
+            "recall": cmd_recall}[args.cmd](args)
 
 
 if __name__ == "__main__":

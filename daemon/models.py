@@ -78,6 +78,9 @@ class RenderOptions:
     # Render at this resolution instead of ``longest_edge`` (engines that read best at a given
     # dpi: Tesseract); see daemon/pages/render.py. None: pages at ``longest_edge`` (the VLM).
     dpi: int | None = None
+    # Turn pages upright by reading first (the Tesseract engine, daemon.pages.orient
+    # ``upright_by_reading``): OSD only for pages whose English text band does not read upright.
+    read_first: bool = False
 
 
 @dataclass
@@ -99,6 +102,9 @@ class Page:
     unskewed_size: tuple[int, int] | None = None
     text_layer: str = ""  # a PDF page's text layer not used: why ("no text layer", "glyph soup" ...)
     degraded: list[Degraded] = field(default_factory=list)  # optional render stages that failed (crop, orientation)
+    # the read-first upright check's English band (text, mean confidence) on the page as it is
+    # (``RenderOptions.read_first``, not turned): the Tesseract engine's language probe reuses it
+    band: tuple[str, float] | None = None
 
 
 @dataclass

@@ -95,6 +95,7 @@ class RenderedPage:
     text_layer_note: str = ""  # a PDF page whose layer was not used: why ("no text layer", ...)
     degraded: tuple[Degraded, ...] = ()
     seconds: float = 0.0
+    band: tuple[str, float] | None = None  # ``daemon.models.Page.band``: the engine's probe reuses it
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
-(~560 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
+(~640 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
 with the page's passes (the language probe, the read, the upside-down, lost-text and table
 checks) and the measured constants behind each; which models read a page is
-``daemon.engines.tessplan``.)
+``daemon.engines.tessplan``; each document's language ``daemon.engines.tessdoc``; the
+text tidying and the words ``daemon.engines.tesswords``.)
 
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
 
@@ -44,7 +45,11 @@ language's model: the document's language is decided on its first page by a prob
 the page read with English, or with the CJK models for a page OSD calls Han/Japanese or whose
 English read is unsure), remembered per document (``doc_tag``), and later pages start there; a
 later page whose text is another Latin language is read again with that one (per page only when
-it changes). The script comes from the render stage's OSD (``PageRequest.meta["script"]``).
+it changes). The script comes from the render stage's OSD (``PageRequest.meta["script"]``);
+``PageRequest.meta["band"]`` (text, confidence), when the render stage read the page's English
+band to see it upright (``daemon.pages.orient.upright_by_reading``), is the probe's English band
+(not read again). Pages of one document read at the same time wait for the page that is probing
+the document's language (``daemon.engines.tessdoc``) instead of each probing a band (issue 32).
 Issue 26: the all-Latin first read plus the re-read cost 2-5 one-model reads on each document's
 first page (bench/bench_tesseract_passes.py); the probe costs about a third of one.
 
@@ -68,14 +73,12 @@ nothing is missing).
 
 from __future__ import annotations
 
-import collections
 import concurrent.futures as cf
 import contextlib
 import heapq
 import itertools
 import logging
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -83,7 +86,9 @@ from typing import Any
 
 from daemon.config import EngineCfg
 from daemon.engines.base import Engine, PageRequest
+from daemon.engines.tessdoc import DocLanguages
 from daemon.engines.tessplan import (
+    BAND_MIN_WORDS,
     CJK_SCRIPTS,
     CJK_UNDECIDED,
     LATIN,
@@ -91,16 +96,19 @@ from daemon.engines.tessplan import (
     TESS_CODES,
     VERTICAL_SHARE,
     Plan,
+    band_words,
     choose_languages,
     lang_pass_is_latin,
     latin_language,
     plan_page,
     probe_band,
+    probe_bands,
     vertical_band,
     vertical_models,
 )
 from daemon.engines.tessrecover import merge_text, missing_regions, recover
-from daemon.engines.tesswords import vertical_share, word_layout
+from daemon.engines.tesswords import ink_ppm_of as _ink_ppm
+from daemon.engines.tesswords import tidy_text, vertical_share, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
 from daemon.pages.orient import tessdata_dir
@@ -112,8 +120,6 @@ log = logging.getLogger(__name__)
 
 #: Loaded APIs kept per worker thread (one per language set; Debian's models are 1-6 MB each).
 MAX_APIS_PER_THREAD = 12
-#: Documents remembered for the per-document language (oldest forgotten first).
-DOC_MEMORY = 1024
 
 #: Binarisation. Tesseract's default (global Otsu) drops text in light grey or orange (luma
 #: 170-200: a test page of black, grey and orange lines read at CER 0.66) and whole shaded panels
@@ -130,32 +136,9 @@ INK_LUT = [round(255 * (v / 255) ** INK_GAMMA) for v in range(256)]
 #: text at 20-70: bench/RESULTS.md, "Orientation").
 FLIP_RETRY_BELOW_CONF = 70.0
 FLIP_MARGIN = 15.0
-
-_CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
-_CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
-
-
-def tidy_text(raw: str) -> str:
-    """Tesseract output -> plain text: lines kept, paragraphs separated by exactly one blank
-    line, trailing spaces and Tesseract's form feeds removed, no spaces between CJK chars."""
-    text = raw.replace("\f", "").replace("\r", "")
-    text = _CJK_SPACE.sub("", text)
-    lines = [ln.rstrip() for ln in text.split("\n")]
-    text = "\n".join(lines)
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    return text.strip()
-
-
-def _ink_ppm(gray: Any) -> float:
-    """Ink on the page image, per million pixels of its content area (daemon.intake.pagescan's
-    blank rule; the page taken as A4 wide): a page read as nothing that has ink is a doubtful
-    read, a blank one is not (daemon.quality.confidence)."""
-    import numpy as np
-
-    from daemon.intake.pagescan import ink_ppm
-
-    return ink_ppm(np.asarray(gray), gray.width / 210.0)
-
+#: The upside-down check's band (a quarter of the page: the language probe's was this size too
+#: before issue 32 made it 12 %).
+FLIP_BAND = 0.25
 
 def _usable_cpus() -> int:
     """CPUs this process may run on (affinity/cpuset aware), at least 1."""
@@ -191,8 +174,8 @@ class TesseractEngine(Engine):
         self._seq = itertools.count()
         self._in_flight = 0  # submitted and not finished (queued + running)
         self._running: set[cf.Future[PageText]] = set()
-        # doc_tag -> Latin language detected on an earlier page of that document.
-        self._doc_lang: collections.OrderedDict[str, str] = collections.OrderedDict()
+        # doc_tag -> the language decided on an earlier page of that document (``tessdoc``)
+        self._docs = DocLanguages()
         self._workers: list[threading.Thread] = []
         self._spare: tuple[str, Any] | None = None  # start()'s API (model set, API), for the first worker
         self._started = False
@@ -263,6 +246,8 @@ class TesseractEngine(Engine):
                 return
             self._closed = True
             self._cv.notify_all()  # wake submitters blocked on back-pressure
+        self._docs.close()  # and pages waiting for their document's language
+        with self._lock:
             deadline = time.monotonic() + max(0.0, drain_timeout)
             while self._in_flight and self._workers:
                 left = deadline - time.monotonic()
@@ -356,13 +341,6 @@ class TesseractEngine(Engine):
                 with contextlib.suppress(Exception):
                     api.End()
 
-    def _remember(self, doc_tag: str, lang: str) -> None:
-        with self._lock:
-            self._doc_lang[doc_tag] = lang
-            self._doc_lang.move_to_end(doc_tag)
-            while len(self._doc_lang) > DOC_MEMORY:
-                self._doc_lang.popitem(last=False)
-
     def _finish_locked(self, fut: cf.Future[PageText]) -> None:
         self._in_flight -= 1
         self._cv.notify_all()
@@ -389,7 +367,7 @@ class TesseractEngine(Engine):
         text = tidy_text(raw)
         first_pass = None
         latin = [a for a in allowed if a in LATIN]
-        known = self._known(req.doc_tag)
+        known = self._docs.known(req.doc_tag)
         # The Latin language the read's models are for, when the page's own text may say another:
         # the probe could not tell (the read used its models), or the document's language was
         # known (a Danish manual whose page 1 was English: each page is checked, cheaply).
@@ -404,7 +382,7 @@ class TesseractEngine(Engine):
                     first_pass, langs = langs, again
                     (raw, conf, layout), text = got, tidy_text(got[0])
             if lang is not None and lang != known:
-                self._remember(req.doc_tag, lang)
+                self._docs.remember(req.doc_tag, lang)
         turned = 0
         meta_threshold = ""
         words_on_gray = layout  # the words where they lie on ``gray`` (the table search reads them)
@@ -435,7 +413,7 @@ class TesseractEngine(Engine):
                         first_pass, langs = first_pass or langs, again
                         (raw, conf, layout), text = got, tidy_text(got[0])
                         words_on_gray = layout
-                    self._remember(req.doc_tag, lang)
+                    self._docs.remember(req.doc_tag, lang)
         if conf < FLIP_RETRY_BELOW_CONF and len(text) >= LEARN_MIN_CHARS:
             # an unsure read may be the binarisation's fault: Sauvola on ruled paper under uneven
             # light merged the rules with the writing (a diary page: confidence 59, 4 of 9 lines
@@ -495,10 +473,6 @@ class TesseractEngine(Engine):
             index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout, degraded=degraded,
         )
 
-    def _known(self, doc_tag: str) -> str | None:
-        with self._lock:
-            return self._doc_lang.get(doc_tag)
-
     def _plan(
         self, req: PageRequest, apis: dict[str, Any], allowed: list[str], script: str, gray: Any,
         degraded: list[Degraded],
@@ -506,7 +480,18 @@ class TesseractEngine(Engine):
         """The page's models (``tessplan.plan_page``), its probe read on this thread's APIs; the
         language decided is remembered for the document. The probe is an optional stage: when it
         fails, the page is read with every model its script allows (the old, costly way)."""
-        known = self._known(req.doc_tag)
+        # a page of the same document probing now: its decision is waited for (``tessdoc``)
+        known, owner = self._docs.claim(req.doc_tag)
+        try:
+            return self._plan_known(req, apis, allowed, script, gray, degraded, known)
+        finally:
+            if owner:
+                self._docs.release(req.doc_tag)
+
+    def _plan_known(
+        self, req: PageRequest, apis: dict[str, Any], allowed: list[str], script: str, gray: Any,
+        degraded: list[Degraded], known: str | None,
+    ) -> Plan:
         vertical = script in CJK_SCRIPTS and optional(
             Stage.LANGUAGE_REREAD, lambda: self._vertical(apis, allowed, script, gray), lambda: False, degraded,
         )
@@ -514,19 +499,35 @@ class TesseractEngine(Engine):
         def models(names: list[str]) -> list[str]:
             return (vertical_models(names, self._have) or names) if vertical else names
 
+        # the render stage's read-first upright check read the page's English band already
+        # (``daemon.pages.orient.upright_by_reading``; the page as it is, not turned): the probe
+        # takes that read as its English band instead of reading one again
+        got: Any = req.meta.get("band")
+        pre: tuple[str, float] | None = (str(got[0]), float(got[1])) if got else None
+
         def read_band(names: list[str], share: float) -> tuple[str, float]:
-            band = vertical_band(gray, share) if vertical else probe_band(gray, share)
-            raw, conf, _ = self._ocr(req, apis, models(names), band, layout=False)
-            return raw, conf
+            nonlocal pre
+            if pre is not None and names == ["eng"] and not vertical:
+                pre_read, pre = pre, None
+                return pre_read
+            best: tuple[str, float] | None = None
+            for band in [vertical_band(gray, share)] if vertical else probe_bands(gray, share):
+                raw, conf, _ = self._ocr(req, apis, models(names), band, layout=False)
+                if best is None or band_words(raw) > band_words(best[0]):
+                    best = (raw, conf)
+                if band_words(raw) >= BAND_MIN_WORDS:  # else the next band (a screenshot read as no words)
+                    break
+            assert best is not None
+            return best
 
         plan = optional(Stage.LANGUAGE_REREAD, lambda: plan_page(allowed, script, known, read_band),
                         lambda: Plan(choose_languages(allowed, script, known)), degraded)
         if vertical:
             plan.models, plan.vertical = models(plan.models), True
         if plan.language is not None and plan.language != known:
-            self._remember(req.doc_tag, plan.language)
+            self._docs.remember(req.doc_tag, plan.language)
         elif plan.language is None and known is None and not lang_pass_is_latin(plan.models):
-            self._remember(req.doc_tag, CJK_UNDECIDED)  # (tessplan.CJK_UNDECIDED)
+            self._docs.remember(req.doc_tag, CJK_UNDECIDED)  # (tessplan.CJK_UNDECIDED)
         return plan
 
     def _vertical(self, apis: dict[str, Any], allowed: list[str], script: str, gray: Any) -> bool:
@@ -547,7 +548,7 @@ class TesseractEngine(Engine):
     ) -> tuple[str, float, PageLayout] | None:
         """The page read upside down, when its probe band reads ``FLIP_MARGIN`` surer that way up
         than the page did; else None (the page stays as read)."""
-        _, band_conf, _ = self._ocr(req, apis, langs, probe_band(flipped), layout=False)
+        _, band_conf, _ = self._ocr(req, apis, langs, probe_band(flipped, FLIP_BAND), layout=False)
         if band_conf < conf + FLIP_MARGIN:
             return None
         return self._ocr(req, apis, langs, flipped)

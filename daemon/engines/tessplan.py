@@ -15,7 +15,9 @@ Contract:
   the full read's text (``latin_language``) and reads again only if it is not the probe's.
 - ``choose_languages`` (the models for a script, and the all-models fallback), ``models_for``,
   ``latin_language``, ``cjk_language``, ``band_variant``, ``undecided_models``, ``cjk_wins``, ``probe_band``: the
-  rules the plan uses, for the engine's per-page checks too.
+  rules the plan uses, for the engine's per-page checks too. ``probe_bands`` and ``band_words``:
+  a band read as no words (``BAND_MIN_WORDS``) is followed by the next band (the engine's
+  ``read_band``).
 - Vertical CJK (tategaki): ``vertical_models`` (the ``_vert`` twins of a plan's CJK models) and
   ``vertical_band`` (the probe band of a page written in columns); the engine asks Tesseract's
   layout analysis whether an upright CJK page runs in columns (``VERTICAL_SHARE``) and plans it
@@ -25,8 +27,9 @@ Why a probe (issue 26): reading every page with all 9 Latin models, then again w
 detected, cost 2 full passes on the first page of every document, up to 4.5x a one-model read on
 real pages with uncertain words (bench/bench_tesseract_passes.py: 13.4 s against 2.7 s on a
 table of numbers), and Chinese pages were read with 3 CJK models then again with their own.
-Reading a quarter of the page (the band with the most ink) with English alone costs about a third
-of a one-model read and names the Latin language as well as the 9-model read did (14 of 14
+Reading a quarter of the page (the band with the most ink; 12 % since issue 32, ``PROBE_BAND``)
+with English alone costs about a third of a one-model read and names the Latin language as well
+as the 9-model read did (14 of 14
 Latin pages of the bench corpus right, Nordic ones included: their function words survive the
 English model) -- then the page is read once, with ``<language>+eng`` (Swedish and Danish:
 their own model alone, ``OWN_MODEL_ONLY``). A band that reads badly (mean confidence under ``CJK_RETRY_BELOW_CONF``) is read again with the CJK models (OSD calls some
@@ -57,7 +60,8 @@ from typing import Any
 __all__ = [
     "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
     "latin_language", "cjk_language", "band_variant", "cjk_chars", "undecided_models", "cjk_wins", "probe_band", "lang_pass_is_latin",
-    "VERT_MODELS", "VERTICAL_SHARE", "vertical_models", "vertical_band",
+    "VERT_MODELS", "VERTICAL_SHARE", "vertical_models", "vertical_band", "probe_bands", "band_words",
+    "BAND_MIN_WORDS",
 ]
 
 #: ISO 639-1 -> Tesseract traineddata names.
@@ -79,10 +83,14 @@ CJK_SCRIPTS = ("Han", "Japanese", "Katakana", "Hiragana")
 #: A decided CJK language -> the one model its page is read with.
 CJK_MODELS = {"zh-Hans": ("chi_sim",), "zh-Hant": ("chi_tra",), "ja": ("jpn",)}
 
-#: Share of the page's height the probe reads (the band with the most ink): 400-1200 characters
-#: on the bench corpus' Latin text pages, enough for the language detector; its English read
-#: costs 0.4-1.3 s CPU at 300 dpi, a third of a one-model read of the page.
-PROBE_BAND = 0.25
+#: Share of the page's height the probe reads (the band with the most ink): 200-600 characters
+#: on Latin text pages, enough for the language detector (~30-50 words). A 12 % band decided the
+#: same language as the 25 % one on all 10 pages of the CPU profiling set at 55-60 % of its CPU
+#: (0.33-0.89 s at 300 dpi; 8 % lost an English page: bench/cpu_profile_2026-12-03.md).
+PROBE_BAND = 0.12
+#: A probe band read as fewer words than this (a screenshot, a photo) is not judged: the next
+#: band (``probe_bands``) is read instead of leaving the decision to a second full read.
+BAND_MIN_WORDS = 5
 #: ... for a CJK probe: CJK text is denser (the 12 % band of the corpus' Chinese and Japanese
 #: pages holds 100+ characters) and three CJK models cost about three times one (1.0-1.8 s on
 #: the 12 % band, bench/bench_tesseract_passes.py).
@@ -272,6 +280,19 @@ def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
     from daemon.pages.orient import inkiest_band
 
     return inkiest_band(gray, share)
+
+
+def probe_bands(gray: Any, share: float = PROBE_BAND) -> list[Any]:
+    """``probe_band``, then a band that does not overlap it (``orient.text_bands``): read when
+    the first holds fewer than ``BAND_MIN_WORDS`` words (``band_words``)."""
+    from daemon.pages.orient import text_bands
+
+    return text_bands(gray, share)
+
+
+def band_words(text: str) -> int:
+    """Words in a band's read: tokens of 2+ letters, and every two CJK characters as one."""
+    return sum(sum(c.isalpha() for c in tok) >= 2 for tok in text.split()) + cjk_chars(text) // 2
 
 
 def vertical_models(models: list[str], have: Callable[[str], bool]) -> list[str] | None:

@@ -5,13 +5,15 @@ Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has jus
 empty words (tesserocr raises "No text returned" for some; a word without a box), and their confidences
 weighted by length (``PageLayout.confidence``, the page's quality figure). ``vertical_share(api,
 image)``: the share of the text-line area Tesseract's layout analysis finds written top to
-bottom (tategaki columns). Used by
+bottom (tategaki columns). ``tidy_text(raw)``: Tesseract's text as the engine returns it (see
+the function); ``ink_ppm_of(gray)``: the ink of a page read as next to no words. Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
 (``daemon.pages.scantables``). Split out of tesseract.py, which keeps the engine.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -78,3 +80,29 @@ def vertical_share(api: Any, image: Any) -> float:
         return down / total if total else 0.0
     finally:
         api.Clear()
+
+
+_CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
+_CJK_SPACE = re.compile(rf"(?<={_CJK_CHAR})[ \t]+(?={_CJK_CHAR})")
+
+
+def tidy_text(raw: str) -> str:
+    """Tesseract output -> plain text: lines kept, paragraphs separated by exactly one blank
+    line, trailing spaces and Tesseract's form feeds removed, no spaces between CJK chars."""
+    text = raw.replace("\f", "").replace("\r", "")
+    text = _CJK_SPACE.sub("", text)
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    text = "\n".join(lines)
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip()
+
+
+def ink_ppm_of(gray: Any) -> float:
+    """Ink on the page image, per million pixels of its content area (daemon.intake.pagescan's
+    blank rule; the page taken as A4 wide): a page read as nothing that has ink is a doubtful
+    read, a blank one is not (daemon.quality.confidence)."""
+    import numpy as np
+
+    from daemon.intake.pagescan import ink_ppm
+
+    return ink_ppm(np.asarray(gray), gray.width / 210.0)

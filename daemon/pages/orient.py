@@ -1,5 +1,8 @@
 """Orientation: Tesseract OSD (``--psm 0``) to turn sideways/upside-down pages upright.
 
+(~560 lines: OSD, its read checks, the probe and the read-first check share the band helpers
+and the per-thread Tesseract APIs.)
+
 Public API:
 
 - ``detect_orientation(image) -> Orientation | None`` and ``detect_script(image)``: Tesseract OSD;
@@ -8,6 +11,12 @@ Public API:
   the page's OSD script), used by ``daemon.pages.render``.
 - ``probe_turn(image, script)``: the turn decided by reading the page (below); used by
   ``upright_with_script`` where OSD cannot place a page.
+- ``upright_by_reading(image) -> (image, degrees, script, BandRead | None)``: the Tesseract
+  render's way (``RenderOptions.read_first``, issue 32): the page's text band (``text_bands``) is
+  read with English first; a band that reads as upright text (``is_upright_text``: confidence
+  >= ``UPRIGHT_MIN_CONF`` and ``UPRIGHT_MIN_LETTERS`` letters in sure dictionary words) is an
+  upright Latin page, and OSD is not run; any other page goes to ``upright_with_script`` as
+  before. The band read is handed on (page not turned) as the engine's English language probe.
 - ``tessdata_dir()``: Tesseract's data folder.
 
 Orientation: Tesseract OSD through tesserocr with ``lang="osd"`` (initialising OSD with the
@@ -46,6 +55,12 @@ __all__ = [
     "detect_script",
     "make_upright",
     "upright_with_script",
+    "upright_by_reading",
+    "upright_band",
+    "is_upright_text",
+    "read_band",
+    "BandRead",
+    "text_bands",
     "Orientation",
     "tessdata_dir",
     "inkiest_band",
@@ -280,6 +295,15 @@ def _inkiest_band(gray: Image.Image) -> Image.Image:
 def inkiest_band(gray: Image.Image, share: float) -> Image.Image:
     """The horizontal band of ``share`` of the page's height with the most dark pixels (also the
     Tesseract engine's language probe, ``daemon.engines.tessplan``)."""
+    return text_bands(gray, share)[0]
+
+
+def text_bands(gray: Image.Image, share: float) -> list[Image.Image]:
+    """Bands of ``share`` of the page's height to read for its text, best first: the inkiest
+    band, then one that does not overlap it -- the band with the most changes between ink and
+    paper (``texty_band``), or when that is the same band, the next inkiest. A band read as no
+    words (a screenshot, a photo: the sideways Swedish manual page's inkiest band, 0 words at
+    "confidence" 95) moves on to the second rather than leaving the decision to a full read."""
     w, h = gray.size
     band_h = max(1, int(h * share))
     step = max(1, h // 200)
@@ -287,10 +311,38 @@ def inkiest_band(gray: Image.Image, share: float) -> Image.Image:
     ink = np.concatenate([[0], np.cumsum(rows.sum(axis=1))])
     n = max(1, band_h // step)
     if len(ink) - 1 <= n:
-        return gray
-    sums = ink[n:] - ink[:-n]
-    top = int(np.argmax(sums)) * step
-    return gray.crop((0, top, w, min(h, top + band_h)))
+        return [gray]
+    sums = (ink[n:] - ink[:-n]).astype(np.float64)
+    first = int(np.argmax(sums))
+    top = first * step
+    row_ink = (np.asarray(gray) < 128).sum(axis=1)
+    bands = [_snapped(gray, row_ink, top, band_h)]
+    texty = _texty_top(gray, band_h)
+    if texty is not None and abs(texty - top) >= band_h // 2:
+        bands.append(_snapped(gray, row_ink, texty, band_h))
+    else:
+        sums[max(0, first - n + 1):first + n] = -1.0  # no overlap with the first
+        second = int(np.argmax(sums))
+        if sums[second] > 0:
+            bands.append(_snapped(gray, row_ink, second * step, band_h))
+    return bands
+
+
+def _snapped(gray: Image.Image, row_ink: np.ndarray, top: int, band_h: int) -> Image.Image:
+    """The band from ``top``, ``band_h`` rows, its edges moved out (by up to a third of the band)
+    to the nearest rows without ink: a text line cut in half at an edge reads as junk that pulls
+    the band's mean confidence down (an upright Italian page's band: 74 cut, 85 whole)."""
+    w, h = gray.size
+    reach = band_h // 3
+    gap = max(1, w // 500)  # a row with this little ink is between lines
+    bottom = min(h, top + band_h)
+    up = np.nonzero(row_ink[max(0, top - reach):top + 1][::-1] <= gap)[0]
+    if len(up):
+        top -= int(up[0])
+    down = np.nonzero(row_ink[max(0, bottom - 1):min(h, bottom + reach)] <= gap)[0]
+    if len(down):
+        bottom = max(0, bottom - 1) + int(down[0]) + 1
+    return gray.crop((0, top, w, bottom))
 
 
 def reads_better(candidate: Image.Image, current: Image.Image, script: str) -> bool | None:
@@ -333,30 +385,50 @@ def _probe_api(model: str) -> Any:
     return _thread_api(model, PSM.SINGLE_BLOCK)
 
 
-def probe_letters(gray: Image.Image, model: str) -> int:
-    """Letters in the words Tesseract reads surely (``PROBE_WORD_CONF``) and finds in its word
-    list (or CJK characters read surely), on the inkiest band of ``gray`` as it is."""
+@dataclass(frozen=True)
+class BandRead:
+    """One band read as one block of text (page segmentation 6): its text, Tesseract's mean word
+    confidence, the letters in sure dictionary words (``probe_letters``'s measure) and the
+    words read at all."""
+
+    text: str
+    conf: float
+    letters: int
+    words: int
+
+
+def read_band(band: Image.Image, model: str) -> BandRead:
+    """``band`` read with ``model`` as one block of horizontal text (see ``_probe_api``)."""
     from tesserocr import RIL, iterate_level
 
     api = _probe_api(model)
-    api.SetImage(texty_band(gray, PROBE_BAND))
+    api.SetImage(band)
     try:
         api.Recognize()
-        letters = 0
+        letters = words = 0
         it = api.GetIterator()
         for w in iterate_level(it, RIL.WORD):
             if w.Empty(RIL.WORD):
                 continue
             text = w.GetUTF8Text(RIL.WORD) or ""
+            if not text.strip():
+                continue
+            words += 1
             if w.Confidence(RIL.WORD) < PROBE_WORD_CONF:
                 continue
             cjk = sum(_is_cjk(c) for c in text)
             alpha = sum(c.isalpha() for c in text)
             if cjk or (alpha >= 2 and w.WordIsFromDictionary()):
                 letters += alpha
-        return letters
+        return BandRead(str(api.GetUTF8Text() or ""), float(api.MeanTextConf()), letters, words)
     finally:
         api.Clear()
+
+
+def probe_letters(gray: Image.Image, model: str) -> int:
+    """Letters in the words Tesseract reads surely (``PROBE_WORD_CONF``) and finds in its word
+    list (or CJK characters read surely), on the inkiest band of ``gray`` as it is."""
+    return read_band(texty_band(gray, PROBE_BAND), model).letters
 
 
 def texty_band(gray: Image.Image, share: float) -> Image.Image:
@@ -367,13 +439,20 @@ def texty_band(gray: Image.Image, share: float) -> Image.Image:
     0-6 letters every way up; this band read 86 the right way, 0-36 the others."""
     w, h = gray.size
     band_h = max(1, int(h * share))
+    top = _texty_top(gray, band_h)
+    if top is None:
+        return gray
+    return gray.crop((0, top, w, min(h, top + band_h)))
+
+
+def _texty_top(gray: Image.Image, band_h: int) -> int | None:
+    """Top row of ``texty_band``'s band of ``band_h`` rows; None when the page is not taller."""
     ink = np.asarray(gray) < 128
     changes = np.abs(np.diff(ink.astype(np.int8), axis=1)).sum(axis=1)
     cum = np.concatenate([[0], np.cumsum(changes)])
     if len(cum) - 1 <= band_h:
-        return gray
-    top = int(np.argmax(cum[band_h:] - cum[:-band_h]))
-    return gray.crop((0, top, w, min(h, top + band_h)))
+        return None
+    return int(np.argmax(cum[band_h:] - cum[:-band_h]))
 
 
 def _is_cjk(c: str) -> bool:
@@ -420,6 +499,64 @@ def _probed(image: Image.Image, script: str) -> tuple[Image.Image, int, str]:
     if not turn:
         return image, 0, ""
     return image.rotate(-turn, expand=True), turn, ""
+
+
+# --------------------------------------------------------------------------- reading first
+
+
+#: The read-first upright check (issue 32; ``upright_by_reading``): share of the page's height
+#: read, the mean confidence and the letters in sure dictionary words (``BandRead.letters``) that
+#: make a band upright Latin text. Measured on the CPU profiling set's 10 pages, each read as it
+#: is and turned 90/180/270 (bench/cpu_profile_2026-12-03.md, "Savings, round two"): upright
+#: Latin pages 85-93 with 56-170 letters; CJK pages 14-27; every turned band 25-46 with 0-30
+#: letters, but for a sideways screenshot band of 9-10 words, 58-75 with 0 letters. The letters
+#: keep such a band (a band of no words "reads" at 95) from counting; English's word list still
+#: finds 27-33 letters on the short Danish and Swedish test invoices (read with OSD then).
+UPRIGHT_BAND = 0.12
+UPRIGHT_MIN_CONF = 80.0
+UPRIGHT_MIN_LETTERS = 20
+#: A band read as fewer words than this is not judged: the next band (``text_bands``) is read.
+BAND_MIN_WORDS = 5
+
+
+def upright_band(image: Image.Image, model: str = "eng") -> BandRead | None:
+    """The page's text band (``text_bands``, ``UPRIGHT_BAND``) read as it is with ``model``: the
+    first band with ``BAND_MIN_WORDS`` words, else the one with more; None when ``model`` is not
+    installed."""
+    if not os.path.isfile(os.path.join(tessdata_dir(), f"{model}.traineddata")):
+        return None
+    gray = image.convert("L") if image.mode != "L" else image
+    best: BandRead | None = None
+    for band in text_bands(gray, UPRIGHT_BAND):
+        got = read_band(band, model)
+        if best is None or got.words > best.words:
+            best = got
+        if got.words >= BAND_MIN_WORDS:
+            break
+    return best
+
+
+def is_upright_text(band: BandRead | None) -> bool:
+    """The band reads as upright text: sure (``UPRIGHT_MIN_CONF``) and with dictionary words."""
+    return band is not None and band.conf >= UPRIGHT_MIN_CONF and band.letters >= UPRIGHT_MIN_LETTERS
+
+
+def upright_by_reading(image: Image.Image) -> tuple[Image.Image, int, str, BandRead | None]:
+    """``upright_with_script`` for the Tesseract engine, reading first: the page's text band is
+    read with English (``upright_band``); a band that reads as upright text (``is_upright_text``)
+    is an upright Latin page, and OSD (~1 s a page, the costliest optional stage) is not run.
+    Every other page -- a band read poorly: turned, CJK, a photo -- goes through OSD and its
+    checks as before. Returns (image, degrees turned, script, the band read); the band only when
+    the page was not turned (the engine's language probe reads it as its own)."""
+    band = None
+    try:
+        band = upright_band(image)
+    except Exception:  # no tesserocr, a model that does not load: OSD as before
+        log.debug("upright band read failed", exc_info=True)
+    if is_upright_text(band):
+        return image, 0, "Latin", band
+    img, rotation, script = upright_with_script(image)
+    return img, rotation, script, band if not rotation else None
 
 
 def detect_script(image: Image.Image) -> tuple[int, str, float]:

@@ -10,7 +10,10 @@ Public API (used by the pipeline; names and signatures are stable):
 Opening and refusing files is ``daemon.pages.probe``'s (``page_count``, ``probe``); turning
 pages upright is ``daemon.pages.orient``'s. When autorotate is on, ``Page.script`` carries the
 OSD script of the page (pass it to the engine as ``PageRequest.meta["script"]`` to save the
-engine a second OSD pass).
+engine a second OSD pass). With ``opts.read_first`` (the Tesseract engine) the page's English text
+band is read first and OSD runs only where it does not read as upright text
+(``orient.upright_by_reading``); ``Page.band`` then carries that read (text, confidence) for the
+engine's language probe (``PageRequest.meta["band"]``).
 
 Sizes (``opts.dpi`` unset: the VLM, which was trained on pages of 1540 px):
 - PDF pages are rendered so the longest edge is ``opts.longest_edge`` px but never above
@@ -54,7 +57,7 @@ from PIL import Image, ImageOps
 from daemon.errors import InputError
 from daemon.models import Page, RenderOptions
 from daemon.pages.deskew import deskew
-from daemon.pages.orient import upright_with_script
+from daemon.pages.orient import upright_by_reading, upright_with_script
 from daemon.pages.probe import (
     KIND_WORDS,
     check_pixels,
@@ -309,7 +312,14 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
                 target = max(before) if opts.dpi else min(opts.longest_edge, max(before))
     img = _resize_longest(img, target)
     rotation, script = 0, ""
-    if opts.autorotate:
+    band: tuple[str, float] | None = None
+    if opts.autorotate and opts.read_first:
+        upright = img
+        img, rotation, script, read = optional(
+            Stage.ORIENTATION, lambda: upright_by_reading(upright), lambda: (upright, 0, "", None), degraded
+        )
+        band = (read.text, read.conf) if read is not None else None
+    elif opts.autorotate:
         upright = img
         img, rotation, script = optional(
             Stage.ORIENTATION, lambda: upright_with_script(upright), lambda: (upright, 0, ""), degraded
@@ -322,7 +332,7 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
     img.load()
     return Page(
         index=index, image=img, rotation=rotation, cropped=crop_box is not None, source_size=source, script=script,
-        crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded,
+        crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded, band=band,
     )
 
 

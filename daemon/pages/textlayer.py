@@ -568,7 +568,7 @@ def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = Fa
     )
     return RenderedPage(
         index, image=page.image, geometry=geometry, lines=boxes, text_layer_note=note,
-        degraded=(*page.degraded, *degraded), seconds=time.monotonic() - t0,
+        degraded=(*page.degraded, *degraded), seconds=time.monotonic() - t0, band=page.band,
     )
 
 

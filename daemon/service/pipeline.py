@@ -112,6 +112,7 @@ def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
         max_ocr_pages=e.max_ocr_pages,
         max_image_pixels=e.max_image_pixels,
         autorotate=e.autorotate,
+        read_first=engine_name == "tesseract",
         crop_borders=e.crop_borders,
         deskew=e.deskew,
         text_layer=e.text_layer,

@@ -116,10 +116,13 @@ class Recognizer:
                             raise InputError(probe.ocr_limit_reason(to_ocr, n, opts.max_ocr_pages, at_least=True))
                         metrics.page_rendered(doc.id, f.started)
                         assert page.image is not None and page.geometry is not None
-                        # The render stage already ran OSD; the Tesseract engine reuses its script.
+                        # The render stage already ran OSD (or read the page's text band, which
+                        # showed it upright); the Tesseract engine reuses its script and band.
+                        meta: dict[str, Any] = {"script": page.geometry.script}
+                        if page.band is not None:
+                            meta["band"] = page.band
                         req = PageRequest(
-                            doc.tag, page.index, page.image, priority=page.index, languages=langs,
-                            meta={"script": page.geometry.script},
+                            doc.tag, page.index, page.image, priority=page.index, languages=langs, meta=meta,
                         )
                         reading[self.engine.submit(req)] = page
                     else:

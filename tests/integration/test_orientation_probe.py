@@ -162,13 +162,17 @@ def engine() -> Iterator[TesseractEngine]:
 
 
 def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
-    """The pages as the daemon reads them: rendered (upright turn included), recognised."""
-    opts = RenderOptions(text_layer="ocr", dpi=300)
+    """The pages as the daemon reads them with Tesseract: rendered (upright turn included, read
+    first: ``orient.upright_by_reading``), recognised with the render stage's script and band."""
+    opts = RenderOptions(text_layer="ocr", dpi=300, read_first=True)
     out = []
     for i in range(page_count(src, opts)):
         pg = read_or_render(src, i, opts)
         assert pg.image is not None and pg.geometry is not None
-        answer = engine.recognize([PageRequest(f"doc-{src.stem}", i, pg.image, meta={"script": pg.geometry.script})])[0]
+        meta: dict[str, object] = {"script": pg.geometry.script}
+        if pg.band is not None:
+            meta["band"] = pg.band
+        answer = engine.recognize([PageRequest(f"doc-{src.stem}", i, pg.image, meta=meta)])[0]
         out.append(PageResult.from_engine(pg, answer, engine_markdown=False))
     return out
 
@@ -301,3 +305,38 @@ def test_chinese_page_with_code_keeps_chinese_models(engine: TesseractEngine, tm
     chars = [c for c in han if "\u4e00" <= c <= "\u9fff"]
     assert sum(c in got for c in chars) / len(chars) >= 0.9
     assert "apt-get" in got and "tesseract" in got
+
+
+# --------------------------------------------------------------------------- reading first
+
+
+def test_upright_page_read_first_skips_osd_and_its_band_is_the_language_probe(
+    engine: TesseractEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Tesseract render (``read_first``): an upright Italian page's English band reads as
+    upright text, so OSD does not run and the page is not turned; the engine takes that band as
+    its language probe (no band read of its own) and reads the page once, as Italian (issue 32,
+    bench/cpu_profile_2026-12-03.md "Savings, round two")."""
+    from daemon.pages import orient
+
+    osd: list[int] = []
+    real_osd = orient.detect_orientation
+    monkeypatch.setattr(orient, "detect_orientation", lambda im: osd.append(1) or real_osd(im))
+    bands: list[str] = []
+    real_ocr = engine._ocr
+
+    def ocr_spy(req: PageRequest, apis: dict, langs: list[str], gray: Image.Image, layout: bool = True) -> tuple:
+        if not layout:
+            bands.append("+".join(langs))
+        return real_ocr(req, apis, langs, gray, layout)
+
+    monkeypatch.setattr(engine, "_ocr", ocr_spy)
+    text = "\n\n".join(IT)
+    src = tmp_path / "it.png"
+    docgen.text_image(text, width=1654, font_size=30).save(src)
+    pages = ocr(src, engine)
+    g = pages[0].geometry
+    assert osd == [] and g is not None and g.rotation == 0 and g.script == "Latin"
+    assert bands == [] and pages[0].meta["probe"] == [["eng"]], (bands, pages[0].meta)
+    assert pages[0].meta["languages"] == ["ita", "eng"] and "first_pass" not in pages[0].meta, pages[0].meta
+    assert recall(words_of(text), pages[0].text) >= 0.95

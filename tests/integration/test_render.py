@@ -240,6 +240,31 @@ def test_rotated_scan_turned_upright(tmp_path: Path, lang: str, turned: int) -> 
     assert diff(off.image, ref) > 2 * diff(page.image, ref)
 
 
+@pytest.mark.parametrize(("lang", "turned"), [("en", 180), ("de", 90)])
+def test_rotated_scan_turned_upright_reading_first(tmp_path: Path, lang: str, turned: int) -> None:
+    """The Tesseract render reads the page's band first (``read_first``): a turned page's band
+    does not read upright, so OSD and its checks turn it as before (and no band is passed on)."""
+    text = docgen.SAMPLES[lang]
+    ref = render_page(docgen.make_image(tmp_path / "ref.png", text), 0, PLAIN).image
+    p = docgen.make_image(tmp_path / "rot.png", text, "png", rotate=turned)
+    page = render_page(p, 0, RenderOptions(read_first=True))
+    assert page.rotation == (360 - turned) % 360 and page.band is None
+    assert diff(page.image, ref) < 6
+
+
+def test_upright_cjk_page_reading_first_goes_to_osd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Chinese page's English band reads poorly: OSD judges it as before (and is not turned)."""
+    from daemon.pages import orient
+
+    calls: list[int] = []
+    real_osd = orient.detect_orientation
+    monkeypatch.setattr(orient, "detect_orientation", lambda im: calls.append(1) or real_osd(im))
+    p = docgen.make_image(tmp_path / "zh.png", docgen.SAMPLES["zh"], lang="zh")
+    page = render_page(p, 0, RenderOptions(read_first=True))
+    assert calls and page.rotation == 0
+    assert page.band is not None and page.band[1] < orient.UPRIGHT_MIN_CONF  # read, passed on
+
+
 def test_upright_and_textless_pages_are_not_turned(tmp_path: Path) -> None:
     p = docgen.make_image(tmp_path / "up.png", docgen.SAMPLES["zh"])
     assert render_page(p, 0, FULL).rotation == 0

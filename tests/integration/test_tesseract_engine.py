@@ -353,3 +353,16 @@ def test_unused_start_api_is_ended_on_close() -> None:
     eng._spare = ("eng", Fake())  # as start() leaves it before a worker runs
     eng.close()
     assert ended == [True] and eng._spare is None
+
+
+def test_pages_of_one_document_read_together_probe_its_language_once(engine: TesseractEngine, tmp_path: Path) -> None:
+    """Two pages of one document read at the same time (2 threads): one probes the document's
+    language, the other waits for that decision instead of probing a band of its own (issue 32,
+    bench/cpu_profile_2026-12-03.md "Savings, round two")."""
+    sv = page(tmp_path, "sv")
+    futs = [engine.submit(PageRequest("doc-sv-together", i, sv, priority=i)) for i in range(2)]
+    res = [f.result(timeout=240) for f in futs]
+    assert sum("probe" in r.meta for r in res) == 1, [r.meta for r in res]
+    assert all(r.meta["languages"] == ["swe", "eng"] for r in res), [r.meta for r in res]
+    assert all("first_pass" not in r.meta for r in res)
+

@@ -11,6 +11,8 @@ Public API (used by the stability checker and the pipeline; names and signatures
   ``opts.max_ocr_pages`` without any text (PDF pages with text count only against the first;
   every image page is a page to OCR), an image bigger than
   ``opts.max_image_pixels`` -- checked from the header, before any pixel is decoded).
+- ``mupdf()``: the ``pymupdf`` module, imported on first use (a process that opens no PDF never
+  loads it).
 - ``sniff(head)``, ``classify(path)``, ``open_pdf``, ``open_image``, ``check_pixels``: the
   helpers ``daemon.pages.render`` opens files with, so both stages refuse the same inputs.
 - ``corrupt_pdf_errors(where)``: a context in which MuPDF's exceptions about a broken file
@@ -36,15 +38,20 @@ import logging
 import os
 import re
 import struct
+import sys
 import warnings
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import pymupdf
 from PIL import Image, ImageFile, UnidentifiedImageError
 
 from daemon.errors import InputError
 from daemon.models import RenderOptions
+
+if TYPE_CHECKING:
+    import pymupdf
 
 __all__ = ["probe", "mupdf_open", "page_count", "sniff", "classify", "open_pdf", "open_image", "check_pixels", "image_frames", "short",
            "ocr_limit_reason",
@@ -57,7 +64,6 @@ log = logging.getLogger(__name__)
 BACKSTOP_PIXELS = 1_000_000_000
 Image.MAX_IMAGE_PIXELS = BACKSTOP_PIXELS
 ImageFile.LOAD_TRUNCATED_IMAGES = False
-pymupdf.TOOLS.mupdf_display_errors(False)  # MuPDF's own stderr chatter; errors still raise
 
 _EXT_KIND = {
     ".pdf": "pdf",
@@ -154,6 +160,17 @@ def classify(path: Path) -> tuple[str, bytes]:
     raise InputError(f"not {wanted} ({_describe_start(head)})")
 
 
+@cache
+def mupdf() -> Any:
+    """The ``pymupdf`` module, imported on first use with MuPDF's own stderr chatter off (its
+    errors still raise): 0.3 s of start-up that the main process of ``ocr-daemon once`` and of
+    the daemon skip for image files and scanned pages, which their render workers open."""
+    import pymupdf
+
+    pymupdf.TOOLS.mupdf_display_errors(False)
+    return pymupdf
+
+
 # --------------------------------------------------------------------------- probe
 
 
@@ -167,10 +184,10 @@ def mupdf_open(path: Path) -> pymupdf.Document:
     except UnicodeDecodeError:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         try:
-            return pymupdf.open(f"/proc/self/fd/{fd}", filetype="pdf")
+            return mupdf().open(f"/proc/self/fd/{fd}", filetype="pdf")
         finally:
             os.close(fd)
-    return pymupdf.open(str(path), filetype="pdf")
+    return mupdf().open(str(path), filetype="pdf")
 
 
 def _tail(path: Path, n: int = 2048) -> bytes:
@@ -277,10 +294,13 @@ def _file_is_broken(e: BaseException) -> bool:
     cycle in the page tree, a bad object), an unsupported or over-limit feature. Not its system
     errors (out of memory under the worker's cap, I/O), try-later or abort, and nothing that is
     not MuPDF's."""
-    mupdf = pymupdf.mupdf
-    if isinstance(e, (mupdf.FzErrorSystem, mupdf.FzErrorTrylater, mupdf.FzErrorAbort)):
+    if "pymupdf" not in sys.modules:  # no MuPDF call was made in this process: not its exception
         return False
-    return isinstance(e, (mupdf.FzErrorBase, pymupdf.FileDataError))
+    fz = mupdf()
+    m = fz.mupdf
+    if isinstance(e, (m.FzErrorSystem, m.FzErrorTrylater, m.FzErrorAbort)):
+        return False
+    return isinstance(e, (m.FzErrorBase, fz.FileDataError))
 
 
 @contextlib.contextmanager

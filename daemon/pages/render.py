@@ -51,7 +51,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-import pymupdf
 from PIL import Image, ImageOps
 
 from daemon.errors import InputError
@@ -64,6 +63,7 @@ from daemon.pages.probe import (
     classify,
     corrupt_pdf_errors,
     image_frames,
+    mupdf,
     open_image,
     open_pdf,
     page_count,
@@ -246,7 +246,8 @@ def _render_pdf_page(path: Path, index: int, opts: RenderOptions) -> tuple[Image
                     f"> limit {opts.max_image_pixels / 1e6:.0f} Mpx (refused as a possible decompression bomb)"
                 )
         try:
-            pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), colorspace=pymupdf.csRGB, alpha=False)
+            fz = mupdf()
+            pix = page.get_pixmap(matrix=fz.Matrix(zoom, zoom), colorspace=fz.csRGB, alpha=False)
         except Exception as e:
             raise InputError(f"corrupt PDF page {index + 1} ({short(e)})") from e
         img = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)

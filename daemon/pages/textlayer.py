@@ -58,13 +58,12 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pymupdf
+from typing import TYPE_CHECKING, Any
 
 from daemon.models import PageText, RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import probe, render
+from daemon.pages.probe import mupdf
 from daemon.pages.tablecheck import check, overlapping, tokens
 from daemon.pages.tables import (
     Grid,
@@ -77,6 +76,9 @@ from daemon.pages.tables import (
 )
 from daemon.pages.unruled import unruled_grids
 from daemon.stages import Degraded, Stage, optional
+
+if TYPE_CHECKING:
+    import pymupdf
 
 MODES = ("auto", "any", "ocr")
 
@@ -179,7 +181,7 @@ def _image_cover(page: pymupdf.Page, area: float) -> float:
         infos = page.get_image_info()
     except Exception:
         return 0.0
-    rects = [pymupdf.Rect(i["bbox"]) & page.rect for i in infos]
+    rects = [mupdf().Rect(i["bbox"]) & page.rect for i in infos]
     rects = [r for r in rects if not r.is_empty]
     if not rects:
         return 0.0
@@ -367,7 +369,8 @@ def read_layer(
     """See the module docstring. A failed table search is recorded in ``degraded``."""
     # Without TEXT_PRESERVE_LIGATURES MuPDF writes a ligature glyph (U+FB00-FB06) as its letters,
     # each with its share of the glyph's box: "diﬀerences" is found by a search for "differences".
-    flags = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+    fz = mupdf()
+    flags = fz.TEXT_PRESERVE_WHITESPACE | fz.TEXT_MEDIABOX_CLIP
     raw = page.get_text("dict", flags=flags)
     spans = [s for b in raw.get("blocks", ()) if b.get("type") == 0 for ln in b["lines"] for s in ln["spans"]]
     if any(_ACCENT_BY_LETTER.search(s.get("text", "")) for s in spans):

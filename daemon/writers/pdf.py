@@ -24,7 +24,8 @@ is deterministic for the same input (no timestamps or random ids in the bytes).
 - Both: the daemon's own upright turn (``PdfPage.rotation``: OSD, the orientation probe, the
   engine's upside-down re-read) is added to the page's /Rotate, so every page shows upright, as
   the engine read it, and its text layer runs the way the page reads.
-- Text: OCRmyPDF's text-layer renderer (``ocrmypdf.fpdf_renderer``, fpdf2) draws each page's
+- Text: OCRmyPDF's text-layer renderer (``ocrmypdf.fpdf_renderer``, fpdf2; imported without the
+  package's ``__init__``, ``_load_renderer``) draws each page's
   lines and words in text render mode 3 (invisible) with OCRmyPDF's bundled fonts only (Noto
   Sans for Latin, the glyphless Occulta for everything else, CJK included), whose ToUnicode maps
   make search and copy return the recognised characters; not the fonts of the machine, so the
@@ -58,9 +59,8 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pikepdf
 from PIL import Image, ImageOps
 
 from daemon.errors import InputError
@@ -69,6 +69,9 @@ from daemon.pagerecord import PageResult
 from daemon.pages.deskew import unskew_point
 from daemon.stages import Degraded, Stage, optional
 from daemon.writers.pdflayout import PlacedLine, Placement, place_text
+
+if TYPE_CHECKING:
+    import pikepdf
 
 log = logging.getLogger(__name__)
 
@@ -332,6 +335,7 @@ def _is_cjk(text: str) -> bool:
 
 
 def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
+    _load_renderer()
     from ocrmypdf.models.ocr_element import BoundingBox, OcrClass, OcrElement
 
     we, he = p.size
@@ -354,14 +358,44 @@ def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
     return OcrElement(ocr_class=OcrClass.PAGE, bbox=BoundingBox(0, 0, we, he), children=lines, dpi=72.0)
 
 
+@functools.cache
+def _load_renderer() -> Path:
+    """Import OCRmyPDF's fpdf2 renderer (``ocrmypdf.fpdf_renderer``, ``ocrmypdf.font``,
+    ``ocrmypdf.models.ocr_element``) without running the package's ``__init__``, which imports
+    its whole API (pipelines, plugins, pdfinfo: 0.3-0.5 s of CPU in each render worker that writes
+    a PDF, bench/cpu_profile_2026-12-03.md); those three modules import nothing of the package but
+    each other. The package's module object stands in sys.modules, not executed, only while
+    they are imported: a later ``import ocrmypdf`` (the PDF/A step) runs the real package,
+    which takes the submodules already loaded. Returns the package's folder of fonts."""
+    import importlib.util
+    import sys
+
+    if "ocrmypdf" in sys.modules:  # the real package is loaded already (or being imported)
+        import ocrmypdf
+
+        return Path(ocrmypdf.__file__).parent / "data"
+    spec = importlib.util.find_spec("ocrmypdf")
+    if spec is None or spec.origin is None or spec.submodule_search_locations is None:
+        raise ImportError("ocrmypdf is not installed")
+    sys.modules["ocrmypdf"] = importlib.util.module_from_spec(spec)  # its __path__, no code run
+    try:
+        import ocrmypdf.font  # noqa: F401
+        import ocrmypdf.fpdf_renderer  # noqa: F401
+        import ocrmypdf.models.ocr_element  # noqa: F401
+    finally:
+        del sys.modules["ocrmypdf"]
+    return Path(spec.origin).parent / "data"
+
+
 def _render_layers(trees: list[tuple[int, Any]], tmp: Path) -> pikepdf.Pdf:
     """All text pages as one PDF (fonts shared), by OCRmyPDF's renderer."""
-    import ocrmypdf
+    import pikepdf
+
+    font_dir = _load_renderer()
     from ocrmypdf.font import MultiFontManager
     from ocrmypdf.font.font_provider import BuiltinFontProvider
     from ocrmypdf.fpdf_renderer import Fpdf2MultiPageRenderer
 
-    font_dir = Path(ocrmypdf.__file__).parent / "data"
     fonts = MultiFontManager(font_provider=BuiltinFontProvider(font_dir))
     out = tmp / "layers.pdf"
     logging.getLogger("ocrmypdf").setLevel(logging.ERROR)  # its per-word font notes are noise here
@@ -372,6 +406,8 @@ def _render_layers(trees: list[tuple[int, Any]], tmp: Path) -> pikepdf.Pdf:
 
 def _graft(pdf: pikepdf.Pdf, page: pikepdf.Page, layer: pikepdf.Page, matrix: tuple[float, ...], n: int) -> None:
     """The text page ``layer`` drawn on ``page`` through ``matrix`` as a form XObject."""
+    import pikepdf
+
     w, h = (float(v) for v in layer.mediabox[2:4])
     c = layer.obj.Contents
     form = _flate(pdf, b"\n".join(s.read_bytes() for s in c) if isinstance(c, pikepdf.Array) else c.read_bytes())
@@ -390,12 +426,16 @@ def _graft(pdf: pikepdf.Pdf, page: pikepdf.Page, layer: pikepdf.Page, matrix: tu
 
 def _flate(pdf: pikepdf.Pdf, data: bytes) -> pikepdf.Stream:
     """A stream of ours, compressed here: the file is saved without touching the source's streams."""
+    import pikepdf
+
     s = pdf.make_stream(zlib.compress(data, 9))
     s.Filter = pikepdf.Name.FlateDecode
     return s
 
 
 def _set_metadata(pdf: pikepdf.Pdf, title: str, language: str) -> None:
+    import pikepdf
+
     lang = None if language in ("", "unknown") else language
     with pdf.open_metadata(set_pikepdf_as_editor=False) as meta:
         meta["dc:title"] = title
@@ -410,6 +450,8 @@ def _set_metadata(pdf: pikepdf.Pdf, title: str, language: str) -> None:
 
 
 def _save(pdf: pikepdf.Pdf) -> bytes:
+    import pikepdf
+
     buf = io.BytesIO()
     # The source's streams are written as they are (compress_streams=False: not even an
     # uncompressed one is compressed, so a page's content stays byte-identical); object streams
@@ -424,7 +466,9 @@ def _save(pdf: pikepdf.Pdf) -> bytes:
 
 def write_pdf(inp: PdfInput) -> PdfOutput:
     """The searchable PDF of ``inp`` (see the module contract)."""
-    import pymupdf
+    import pikepdf
+
+    from daemon.pages.probe import mupdf
 
     src = Path(inp.source)
     try:
@@ -435,7 +479,7 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
     try:
         data = src.read_bytes() if is_pdf else _wrap_images(src)
         pdf = pikepdf.open(io.BytesIO(data))
-        fz = pymupdf.open(stream=data, filetype="pdf") if is_pdf else None
+        fz = mupdf().open(stream=data, filetype="pdf") if is_pdf else None
     except pikepdf.PdfError as e:
         raise InputError(f"the source does not open as a PDF for the PDF output ({e})") from e
     if len(pdf.pages) != len(inp.pages):
@@ -507,6 +551,7 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
 
 def to_pdfa(plain: bytes, tmp: Path, title: str, language: str) -> bytes:
     """PDF/A-2b of ``plain`` through Ghostscript, as OCRmyPDF makes it; raises on failure."""
+    import pikepdf
     from ocrmypdf._exec import ghostscript
     from ocrmypdf.pdfa import generate_pdfa_ps
     from pikepdf.pdfa import check, prepare

@@ -30,8 +30,14 @@ Contract:
   connection inside it (``_tx``): once the fault is gone, the next write works.
 - Lookups: every statement the intake and the pipeline run is an index search (``path``,
   ``final_path``, ``sha256``, ``state``, the id; tests/integration/test_journal_plans.py checks
-  their plans on SQLite and PostgreSQL); a rescan asks ``known_unchanged`` about ``KNOWN_CHUNK``
-  files per query (issue 34).
+  their plans on SQLite and PostgreSQL); a rescan asks ``known_unchanged`` and ``outputs_among``
+  about ``KNOWN_CHUNK`` files per query (issue 34).
+- A million rows slow nothing (issue 34 item 2): nothing is loaded per document -- ``is_output``
+  is an index search of the ``outputs`` table --; ``counts`` reads ``state_counts`` (kept by
+  triggers); the work queue takes the next ids (``queued(limit)``); ``status_summary``'s lists
+  are index ranges of the in-flight and recent rows (partial indexes where a condition, not a
+  state, picks them: ``INDEXED BY`` on SQLite, which the planner of a small table may not choose
+  by itself; ``pgsql.dml`` drops it). ``compact_finished`` is ``retention``'s.
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
@@ -69,7 +75,15 @@ from daemon.journal.rows import (
     sha256_file,
     status_summary,
 )
-from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_VERSION, V2_COLUMNS, write_problem
+from daemon.journal.schema import (
+    SCHEMA,
+    SCHEMA_V2,
+    SCHEMA_V3,
+    SCHEMA_VERSION,
+    V2_COLUMNS,
+    V3_FILL,
+    write_problem,
+)
 from daemon.models import DocState, Document, Progress
 from daemon.pagerecord import PageResult
 
@@ -151,7 +165,22 @@ class Journal:
             for stmt in SCHEMA_V2.split(";"):
                 if stmt.strip():
                     db.execute(stmt)
+            for stmt in SCHEMA_V3:
+                db.execute(stmt)
+            for stmt in V3_FILL:
+                db.execute(stmt)
+            self._fill_outputs(db)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _fill_outputs(self, db: sqlite3.Connection) -> None:
+        """The ``outputs`` table from the rows' JSON columns (version 3's migration: once)."""
+        rows = db.execute("SELECT id, outputs, planned FROM documents WHERE outputs IS NOT NULL OR planned IS NOT NULL")
+        batch: list[tuple[str, int]] = []
+        for r in rows.fetchall():
+            for col in ("outputs", "planned"):
+                batch += [(str(db_path(p)), int(r["id"])) for p in json.loads(r[col] or "[]")]
+        for i in range(0, len(batch), 10_000):
+            db.executemany("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", batch[i:i + 10_000])
 
     def _has_pages(self) -> bool:
         """Whether this journal has the pages table (a read-only open of an old one has not)."""
@@ -277,9 +306,13 @@ class Journal:
             row = db.execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
         return _doc(row)
 
-    def queued(self) -> list[tuple[int, float]]:
-        """(id, not_before) of every queued row, oldest first."""
-        rows = self._conn().execute("SELECT id, not_before FROM documents WHERE state='queued' ORDER BY id").fetchall()
+    def queued(self, limit: int | None = None) -> list[tuple[int, float]]:
+        """(id, not_before) of the queued rows, soonest due first (then oldest); at most ``limit``
+        (the work queue takes the next few from the journal, not a backlog's every id: issue 34)."""
+        rows = self._conn().execute(
+            "SELECT id, not_before FROM documents WHERE state='queued' ORDER BY not_before, id LIMIT ?",
+            (1 << 62 if limit is None else limit,),
+        ).fetchall()
         return [(int(r["id"]), float(r["not_before"])) for r in rows]
 
     def recover(self, keep: Collection[int] = (), not_before: float = 0.0) -> int:
@@ -299,6 +332,12 @@ class Journal:
         """Record the output paths this document owns before writing them (crash repeat safety)."""
         with self._tx() as db:
             db.execute("UPDATE documents SET planned=?, updated=? WHERE id=?", (_dump_paths(paths), time.time(), doc_id))
+            self._add_outputs(db, doc_id, paths)
+
+    def _add_outputs(self, db: sqlite3.Connection, doc_id: int, paths: Iterable[Path]) -> None:
+        """Record ``paths`` as outputs of ``doc_id`` (``is_output``: never taken as input)."""
+        for p in paths:
+            db.execute("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", (db_path(p), doc_id))
 
     def planned(self, doc_id: int) -> list[Path]:
         row = self._conn().execute("SELECT planned FROM documents WHERE id=?", (doc_id,)).fetchone()
@@ -307,7 +346,8 @@ class Journal:
     def planned_by_unfinished(self, exclude_id: int) -> set[Path]:
         """Output paths planned by documents not finished yet (queued/processing), except one."""
         rows = self._conn().execute(
-            "SELECT planned FROM documents WHERE state IN ('queued','processing') AND planned IS NOT NULL AND id != ?",
+            "SELECT planned FROM documents INDEXED BY documents_unfinished_planned"
+            " WHERE state IN ('queued', 'processing') AND planned IS NOT NULL AND id != ?",
             (exclude_id,),
         ).fetchall()
         return {Path(p) for r in rows for p in json.loads(r["planned"])}
@@ -340,6 +380,7 @@ class Journal:
                     doc_id,
                 ),
             )
+            self._add_outputs(db, doc_id, outputs)
             self._drop_pages(db, doc_id)
 
     def supersede(self, doc_id: int, reason: str) -> None:
@@ -383,6 +424,7 @@ class Journal:
                 "UPDATE documents SET state='duplicate', error=NULL, outputs=?, final_path=?, updated=? WHERE id=?",
                 (_dump_paths(outputs), db_path(final_path), time.time(), doc_id),
             )
+            self._add_outputs(db, doc_id, outputs)
             self._drop_pages(db, doc_id)
 
     def requeue(self, *, failed: bool = False, paths: list[Path] | None = None) -> list[int]:
@@ -567,6 +609,11 @@ class Journal:
                         (doc.id if doc.id and same is None else None, spath, doc.inbox, doc.size, doc.sha256, *cols,
                          doc.created, now),
                     )
+                if doc.outputs:  # is_output: a rebuilt document's outputs are never taken as input
+                    new_id = db.execute(
+                        "SELECT id FROM documents WHERE path=? AND sha256=? ORDER BY id DESC LIMIT 1", (spath, doc.sha256),
+                    ).fetchone()["id"]
+                    self._add_outputs(db, int(new_id), doc.outputs)
                 added += 1
         return added
 
@@ -633,15 +680,44 @@ class Journal:
                     out.add(path)
         return out
 
+    def compact_finished(self, before: float, batch: int = 10_000) -> int:
+        """Compact rows finished (done, duplicate) before ``before``: their timings, planned names
+        and error dropped; path, size, mtime, sha256, outputs and final path kept, so the file is
+        still known, its content still found as a duplicate and its outputs never taken as input
+        (``retention``). ``batch`` rows per transaction; returns how many."""
+        n = 0
+        for state in ("done", "duplicate"):
+            while True:
+                with self._tx() as db:
+                    cur = db.execute(
+                        "UPDATE documents SET timings=NULL, planned=NULL, error=NULL WHERE id IN (SELECT id FROM documents"
+                        " WHERE state=? AND updated<? AND (timings IS NOT NULL OR planned IS NOT NULL OR error IS NOT NULL)"
+                        " LIMIT ?)", (state, before, batch),
+                    )
+                    n += max(0, cur.rowcount)
+                if cur.rowcount < batch:
+                    break
+        return n
+
     def counts(self) -> dict[str, int]:
-        rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
+        """Documents by state, from ``state_counts`` (kept by triggers: a few rows, whatever the
+        journal's size); a read-only open of a journal older than version 3 counts its rows."""
+        db = self._conn()
+        if self.readonly and not self._has_table("state_counts"):
+            rows = db.execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
+        else:
+            rows = db.execute("SELECT state, n FROM state_counts WHERE n > 0").fetchall()
         return {r["state"]: int(r["n"]) for r in rows}
+
+    def _has_table(self, name: str) -> bool:
+        return self._conn().execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
     def retrying(self, limit: int = 100) -> list[JournalRow]:
         """Documents waiting for another try after a failed one (queued with a strike and the
         last error), soonest next try first."""
         rows = self._conn().execute(
-            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
+            "SELECT * FROM documents INDEXED BY documents_waiting"
+            " WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
             " ORDER BY not_before LIMIT ?", (limit,)
         ).fetchall()
         return [_row(r) for r in rows]
@@ -650,7 +726,8 @@ class Journal:
         """Documents waiting for a full or read-only destination (``rows.WAITING_FOR_SPACE``; no
         strike for it), soonest next try first."""
         rows = self._conn().execute(
-            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND error LIKE ?"
+            "SELECT * FROM documents INDEXED BY documents_waiting"
+            " WHERE state IN ('queued', 'processing') AND error IS NOT NULL AND error LIKE ?"
             " ORDER BY not_before LIMIT ?", (WAITING_FOR_SPACE + "%", limit)
         ).fetchall()
         return [_row(r) for r in rows]
@@ -663,25 +740,39 @@ class Journal:
 
     def recent_finished(self, limit: int = 10) -> list[JournalRow]:
         """The documents done (or linked as duplicates) most recently, newest first."""
-        rows = self._conn().execute(
-            "SELECT * FROM documents WHERE state IN ('done', 'duplicate') ORDER BY updated DESC, id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [_row(r) for r in rows]
+        rows = [r for state in ("done", "duplicate") for r in self._conn().execute(  # one index range each
+            "SELECT * FROM documents WHERE state=? ORDER BY updated DESC, id DESC LIMIT ?", (state, limit),
+        ).fetchall()]
+        rows.sort(key=lambda r: (r["updated"], r["id"]), reverse=True)
+        return [_row(r) for r in rows[:limit]]
 
-    def all_outputs(self) -> set[str]:
-        """Every output path ever written or planned, and every place a source was archived to
-        (the watcher never takes these as input, even inside an inbox)."""
-        out: set[str] = set()
-        rows = self._conn().execute(
-            "SELECT path, outputs, planned, final_path, state FROM documents"
-            " WHERE outputs IS NOT NULL OR planned IS NOT NULL OR final_path IS NOT NULL"
-        )
-        for r in rows:
-            for col in ("outputs", "planned"):
-                if r[col]:
-                    out.update(json.loads(r[col]))
-            moved = from_db_path(r["final_path"])
-            if moved is not None and r["state"] in ("done", "duplicate") and r["final_path"] != r["path"]:
-                out.add(os.fsdecode(moved))
+    def is_output(self, path: Path | str) -> bool:
+        """Whether the daemon wrote or planned ``path`` as an output, or archived a source there
+        (the watcher never takes these as input, even inside an inbox): two index searches."""
+        key = db_path(path)
+        db = self._conn()
+        if db.execute("SELECT 1 FROM outputs WHERE path=?", (key,)).fetchone() is not None:
+            return True
+        return db.execute(
+            "SELECT 1 FROM documents WHERE final_path=? AND path<>final_path AND state IN ('done', 'duplicate') LIMIT 1",
+            (key,),
+        ).fetchone() is not None
+
+    def outputs_among(self, paths: Iterable[P]) -> set[P]:
+        """Of ``paths``, those ``is_output`` says the daemon wrote, archived to or planned: one
+        query per ``KNOWN_CHUNK`` paths (a rescan asks about the files it did not skip)."""
+        todo = [(str(db_path(p)), p) for p in paths]
+        out: set[P] = set()
+        db = self._conn()
+        for i in range(0, len(todo), KNOWN_CHUNK):
+            chunk = todo[i:i + KNOWN_CHUNK]
+            keys = [c[0] for c in chunk]
+            width = 1 << (len(keys) - 1).bit_length()  # padded: a handful of distinct statements
+            keys += [keys[-1]] * (width - len(keys))
+            marks = ",".join("?" * width)
+            hit = {r["path"] for r in db.execute(f"SELECT path FROM outputs WHERE path IN ({marks})", keys).fetchall()}
+            hit |= {r["final_path"] for r in db.execute(
+                f"SELECT final_path FROM documents WHERE final_path IN ({marks}) AND path<>final_path"
+                " AND state IN ('done', 'duplicate')", keys).fetchall()}
+            out.update(p for key, p in chunk if key in hit)
         return out

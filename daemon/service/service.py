@@ -45,6 +45,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -62,7 +63,7 @@ from daemon.intake import batch, contentcheck
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.unreadable import ReadFailures
 from daemon.intake.watch import InboxWatcher
-from daemon.journal import backup
+from daemon.journal import backup, retention
 from daemon.journal.guard import open_state, write_marker
 from daemon.journal.health import JournalHealth
 from daemon.journal.pgsql import LeaseLost
@@ -84,6 +85,9 @@ JOURNAL_CHECK_EVERY = 2.0
 LOCK_CHECK_EVERY = 5.0
 #: Scheduler jobs that follow the inboxes (replaced on reload); the journal's own jobs stay.
 WATCH_JOBS = ("rescan", "cron-")
+#: Work queue ids per worker, and at least (``Service.queue_window``): the rest wait in the journal.
+QUEUE_PER_WORKER = 8
+QUEUE_MIN = 32
 
 
 class WorkQueue:
@@ -128,6 +132,12 @@ class WorkQueue:
         with self._cv:
             return len(self._heap)
 
+    def due(self) -> int:
+        """Ids whose time has come (retries waiting for a later time not counted)."""
+        now = time.time()
+        with self._cv:
+            return sum(1 for nb, _ in self._heap if nb <= now)
+
 
 def archive_roots(cfg: Config) -> list[Path]:
     """Fixed folders that archive templates write into, never taken as input. A root that is an
@@ -157,7 +167,8 @@ class Service:
         self.batches: batch.Splitter | None = None  # scanner batches, for inboxes that split them
         self.queue = WorkQueue()
         self.tracker = StabilityTracker(
-            self._on_stable, self._content_check, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
+            self._on_stable, self._content_check, self._delay_for, grace_for=self._grace_for, skip=self._skip_known,
+            on_room=self._tracker_has_room,
         )
         self.watcher: InboxWatcher | None = None
         self.scheduler = BackgroundScheduler(daemon=True)
@@ -225,7 +236,8 @@ class Service:
             d = adm.document
             extra = f" (duplicate of doc-{adm.duplicate_of})" if adm.duplicate_of else ""
             log.info("%s queued %s from inbox %r%s", d.tag, for_log(cand.path.name), cand.inbox, extra)
-            self.queue.put(d.id)
+            if self.queue.due() < self.queue_window():  # else it waits in the journal (_sync_queue)
+                self.queue.put(d.id)
 
     def _fail_unreadable(self, cand: Candidate, reason: str) -> None:
         """A file unread after ``max_attempts`` tries: to the failed folder with ``reason``."""
@@ -273,6 +285,7 @@ class Service:
         self.scheduler.add_job(self._check_state_lock, "interval", seconds=LOCK_CHECK_EVERY, id="lock-check",
                                max_instances=1, coalesce=True)
         self._schedule_backups()
+        self._schedule_retention()
         self.scheduler.start()
         notify("READY=1")
         self._status()
@@ -324,6 +337,7 @@ class Service:
             is_output=self.pipeline.is_output if self.pipeline else None,
             is_output_name=self.pipeline.is_output if self.pipeline else None,
             known=self.journal.known_unchanged,  # a rescan skips kept files done already, in batches
+            outputs_among=self.pipeline.outputs_among if self.pipeline else None,
         )
         self.watcher.start()
         for job in self.scheduler.get_jobs():
@@ -342,23 +356,41 @@ class Service:
         self._sync_queue()
         self._status()
 
+    def _tracker_has_room(self) -> None:
+        """The stability tracker dropped notices for want of room and has room again (a big drop:
+        back-pressure, ``intake.stability``): rescan, on a thread of its own (scans never overlap)."""
+        if self.watcher is not None and not self._stop.is_set():
+            threading.Thread(target=self.watcher.scan, name="room-rescan", daemon=True).start()
+
     def _scan_inbox(self, name: str) -> None:
         ib = self.cfg.inbox(name)
         if ib is not None and self.watcher is not None:
             n = self.watcher.scan(ib)
             log.info("scheduled scan of inbox %r: %d file(s)", name, n)
 
+    def queue_window(self) -> int:
+        """Ids the work queue holds at most (``QUEUE_PER_WORKER`` per worker): the backlog stays in
+        the journal, which gives the next ones (``Journal.queued``, an index range) as they go."""
+        return max(QUEUE_MIN, QUEUE_PER_WORKER * max(1, len(self._workers)))
+
     def _sync_queue(self) -> None:
-        """Queue rows the journal holds as queued (after a crash, a requeue, or a retry)."""
+        """Queue the next rows the journal holds as queued (admitted, after a crash, a requeue, a
+        retry), up to ``queue_window``."""
+        room = self.queue_window() - self.queue.due()
+        if room <= 0:
+            return
         with self._busy_lock:
             busy = set(self._busy)
-        for doc_id, not_before in self.journal.queued():
+        for doc_id, not_before in self.journal.queued(limit=room + len(busy)):
             if doc_id not in busy:
                 self.queue.put(doc_id, not_before)
 
     def _worker(self) -> None:
         assert self.pipeline is not None
         while True:
+            if self.queue.due() <= self.queue_window() // 2 and not self._stop.is_set():
+                with contextlib.suppress(sqlite3.Error):  # the journal's health has it; the next sync takes them
+                    self._sync_queue()  # the next ones from the journal's queue
             doc_id = self.queue.get()
             if doc_id is None:
                 return
@@ -435,6 +467,17 @@ class Service:
                 next_run_time=backup.first_due(folder, d.journal_backup_interval), max_instances=1, coalesce=True,
             )
 
+    def _schedule_retention(self) -> None:
+        """``daemon.maintenance_interval``: raw/ pruned, rows compacted, the journal vacuumed, the
+        state folder's size recorded (``journal.retention``); the first run a minute after start."""
+        d = self.cfg.daemon
+        if d.maintenance_interval > 0:
+            self.scheduler.add_job(
+                lambda: retention.run(self.cfg, self.journal), "interval", seconds=d.maintenance_interval, id="retention",
+                next_run_time=datetime.now() + timedelta(seconds=min(60.0, d.maintenance_interval)),
+                max_instances=1, coalesce=True,
+            )
+
     def state_problems(self) -> list[str]:
         """Why the daemon's own state keeps it from taking work (``/healthz/ready``); [] if it does not."""
         p = self.journal_health.problem()
@@ -459,7 +502,7 @@ class Service:
         span = max(60.0, now - min((t for t, _ in last), default=now))
         rate = sum(p for _, p in last) / span * 60 if last else 0.0
         line = (
-            f"{len(self.queue)} queued, {busy} processing, {self.tracker.pending()} settling; "
+            f"{counts.get('queued', 0)} queued, {busy} processing, {self.tracker.pending()} settling; "
             f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed; {rate:.1f} pages/min (5 min)"
         )
         # Documents in progress, in short (systemctl shows one line): the two furthest from done.

@@ -36,8 +36,10 @@ Contract:
   is an index search of the ``outputs`` table --; ``counts`` reads ``state_counts`` (kept by
   triggers); the work queue takes the next ids (``queued(limit)``); ``status_summary``'s lists
   are index ranges of the in-flight and recent rows (partial indexes where a condition, not a
-  state, picks them: ``INDEXED BY`` on SQLite, which the planner of a small table may not choose
-  by itself; ``pgsql.dml`` drops it). ``compact_finished`` is ``retention``'s.
+  state, picks them). SQLite's planner has no statistics: beside a path, sha256 or final path it
+  may pick the ``state`` index, a range of every done row (the per-document CPU that grew with
+  the journal, issue 34); those statements name their index (``INDEXED BY``; ``pgsql.dml`` drops
+  it for PostgreSQL, whose planner has statistics). ``compact_finished`` is ``retention``'s.
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
@@ -261,7 +263,7 @@ class Journal:
         now = time.time()
         with self._tx() as db:
             same = db.execute(
-                "SELECT * FROM documents WHERE path=? AND sha256=? AND state IN ('done','queued','processing','duplicate')"
+                "SELECT * FROM documents INDEXED BY documents_path WHERE path=? AND sha256=? AND state IN ('done','queued','processing','duplicate')"
                 " ORDER BY id DESC LIMIT 1",
                 (spath, digest),
             ).fetchone()
@@ -273,7 +275,7 @@ class Journal:
                 db.execute("UPDATE documents SET size=?, mtime=?, updated=? WHERE id=?", (st.st_size, st.st_mtime, now, same["id"]))
                 return Admission(AdmitAction.KNOWN, _doc(same))
             earlier = db.execute(
-                "SELECT * FROM documents WHERE sha256=? AND state='done' ORDER BY id LIMIT 1", (digest,)
+                "SELECT * FROM documents INDEXED BY documents_sha WHERE sha256=? AND state='done' ORDER BY id LIMIT 1", (digest,)
             ).fetchone()
             # Duplicates are queued too: the pipeline links them to the earlier result (no OCR)
             # and applies their route's source action, then marks them ``duplicate``.
@@ -462,7 +464,8 @@ class Journal:
             if row["state"] != expect:
                 return f"is {row['state']} now (it was {expect}); left as it is"
             other = db.execute(
-                "SELECT id, state FROM documents WHERE id<>? AND path=? AND sha256=? AND state IN ('queued','processing','done','duplicate')",
+                "SELECT id, state FROM documents INDEXED BY documents_path"
+                " WHERE id<>? AND path=? AND sha256=? AND state IN ('queued','processing','done','duplicate')",
                 (doc_id, db_path(path), sha256),
             ).fetchone()
             if other is not None:
@@ -584,10 +587,13 @@ class Journal:
         done by its content."""
         added, now = 0, time.time()
         with self._tx() as db:
+            added += self._add_rebuilt_new(db, [d for d in docs if not d.id], now)
             for doc in docs:
+                if not doc.id:
+                    continue
                 spath = db_path(doc.path)
                 if db.execute(
-                    "SELECT 1 FROM documents WHERE path=? AND sha256=? AND state IN ('done','duplicate','failed')",
+                    "SELECT 1 FROM documents INDEXED BY documents_path WHERE path=? AND sha256=? AND state IN ('done','duplicate','failed')",
                     (spath, doc.sha256),
                 ).fetchone():
                     continue
@@ -601,20 +607,52 @@ class Journal:
                         " final_path=?, duplicate_of=?, updated=? WHERE id=?", (*cols, now, doc.id),
                     )
                     self._drop_pages(db, doc.id)
+                    new_id: int | None = doc.id
                 else:
-                    db.execute(
-                        "INSERT INTO documents(id, path, inbox, size, mtime, sha256, state, error, language, doctype, route,"
-                        " pages, outputs, final_path, duplicate_of, created, updated)"
-                        " VALUES (?,?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (doc.id if doc.id and same is None else None, spath, doc.inbox, doc.size, doc.sha256, *cols,
-                         doc.created, now),
+                    keep_id = bool(doc.id and same is None)  # its old id where free (raw/<id> matches)
+                    cur = db.execute(
+                        f"INSERT INTO documents({'id, ' if keep_id else ''}path, inbox, size, mtime, sha256, state, error,"
+                        " language, doctype, route, pages, outputs, final_path, duplicate_of, created, updated)"
+                        f" VALUES ({'?,' if keep_id else ''}?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (*((doc.id,) if keep_id else ()), spath, doc.inbox, doc.size, doc.sha256, *cols, doc.created, now),
                     )
-                if doc.outputs:  # is_output: a rebuilt document's outputs are never taken as input
-                    new_id = db.execute(
-                        "SELECT id FROM documents WHERE path=? AND sha256=? ORDER BY id DESC LIMIT 1", (spath, doc.sha256),
-                    ).fetchone()["id"]
+                    new_id = doc.id if keep_id else cur.lastrowid
+                if doc.outputs and new_id is not None:  # is_output: its outputs are never taken as input
                     self._add_outputs(db, int(new_id), doc.outputs)
                 added += 1
+        return added
+
+    def _add_rebuilt_new(self, db: sqlite3.Connection, docs: list[RebuiltDoc], now: float) -> int:
+        """``add_rebuilt`` of documents without an id, in batches: one lookup of the finished ones
+        per ``KNOWN_CHUNK`` paths, the rows and their outputs inserted with ``executemany`` (a
+        journal rebuilt from 100,000 sidecars, or the scale bench's: issue 34)."""
+        added = 0
+        for i in range(0, len(docs), KNOWN_CHUNK):
+            chunk = docs[i:i + KNOWN_CHUNK]
+            keys = [str(db_path(d.path)) for d in chunk]
+            marks = ",".join("?" * len(keys))
+            have = {(r["path"], r["sha256"]) for r in db.execute(
+                f"SELECT path, sha256 FROM documents INDEXED BY documents_path WHERE path IN ({marks})"
+                " AND state IN ('done','duplicate','failed')",
+                keys).fetchall()}
+            new = []
+            for key, d in zip(keys, chunk, strict=True):
+                if (key, d.sha256) not in have:
+                    have.add((key, d.sha256))
+                    new.append((key, d))
+            if not new:
+                continue
+            db.executemany(
+                "INSERT INTO documents(path, inbox, size, mtime, sha256, state, error, language, doctype, route, pages,"
+                " outputs, final_path, duplicate_of, created, updated) VALUES (?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(key, d.inbox, d.size, d.sha256, d.state.value, d.error, d.language, d.doctype, d.route, d.pages,
+                  _dump_paths(list(d.outputs)), db_path(d.final_path), d.duplicate_of, d.created, now) for key, d in new])
+            ids = {(r["path"], r["sha256"]): int(r["id"]) for r in db.execute(
+                f"SELECT id, path, sha256 FROM documents WHERE path IN ({marks}) ORDER BY id", keys).fetchall()}
+            outs = [(db_path(o), ids[(key, d.sha256)]) for key, d in new for o in d.outputs]
+            if outs:
+                db.executemany("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", outs)
+            added += len(new)
         return added
 
     def admit_unreadable(self, path: Path, inbox: str, reason: str) -> Document:
@@ -754,7 +792,8 @@ class Journal:
         if db.execute("SELECT 1 FROM outputs WHERE path=?", (key,)).fetchone() is not None:
             return True
         return db.execute(
-            "SELECT 1 FROM documents WHERE final_path=? AND path<>final_path AND state IN ('done', 'duplicate') LIMIT 1",
+            "SELECT 1 FROM documents INDEXED BY documents_final_path WHERE final_path=? AND path<>final_path"
+            " AND state IN ('done', 'duplicate') LIMIT 1",
             (key,),
         ).fetchone() is not None
 
@@ -772,7 +811,7 @@ class Journal:
             marks = ",".join("?" * width)
             hit = {r["path"] for r in db.execute(f"SELECT path FROM outputs WHERE path IN ({marks})", keys).fetchall()}
             hit |= {r["final_path"] for r in db.execute(
-                f"SELECT final_path FROM documents WHERE final_path IN ({marks}) AND path<>final_path"
+                f"SELECT final_path FROM documents INDEXED BY documents_final_path WHERE final_path IN ({marks}) AND path<>final_path"
                 " AND state IN ('done', 'duplicate')", keys).fetchall()}
             out.update(p for key, p in chunk if key in hit)
         return out

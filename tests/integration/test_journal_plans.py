@@ -111,6 +111,10 @@ def test_every_lookup_of_a_document_s_life_is_an_index_search_on_sqlite(tmp_path
         scans = [d for d in plan if re.match(r"SCAN (documents|d|outputs)\b", d) and not PARTIAL.search(d)
                  or "TEMP B-TREE" in d and re.search(r"ORDER BY (updated|not_before)", s)]  # a sort of every row
         assert not scans, f"{s}\n  plan: {plan}"
+        # a search of the state index beside a path, sha256 or final path reads every done row
+        if re.search(r"\b(path|sha256|final_path)\s*(=|IN\b)", s):
+            assert not [d for d in plan if re.search(r"INDEX documents_(state|queue|state_updated) \(state=\?\)$", d)], \
+                f"{s}\n  plan: {plan}"
     j.close()
 
 

@@ -43,7 +43,8 @@ Contract:
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
-Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here,
+Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here
+(but the batched lookups, counts and upkeep of issue 34, in ``lookups.py``, its base class),
 beside the transactions and migration that keep them consistent. The tables themselves (DDL)
 are in ``schema.py``, the row types and their column codecs in ``rows.py`` (re-exported here).
 """
@@ -60,9 +61,9 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TypeVar
 
 from daemon.errors import ExitCode, FatalError
+from daemon.journal.lookups import Lookups
 from daemon.journal.rows import (
     WAITING_FOR_SPACE,
     Admission,
@@ -102,11 +103,6 @@ NOT_READ = "not-read"
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
 
-#: A path as ``known_unchanged`` is given it (and gives it back): a ``Path`` or its string.
-P = TypeVar("P", Path, str)
-
-#: Paths per query of ``known_unchanged`` (SQLite allows 32,766 parameters; PostgreSQL 65,535).
-KNOWN_CHUNK = 512
 
 
 
@@ -125,7 +121,7 @@ def journal_exists(state_dir: Path) -> bool:
         raise FatalError(f"cannot read the journal {path}: {e}", ExitCode.STATE) from e
 
 
-class Journal:
+class Journal(Lookups):
     """SQLite journal. Open once per process; methods may be called from any thread.
 
     ``readonly=True`` (for ``ocr-daemon status``) opens an existing journal for reading only: it
@@ -173,16 +169,6 @@ class Journal:
                 db.execute(stmt)
             self._fill_outputs(db)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-
-    def _fill_outputs(self, db: sqlite3.Connection) -> None:
-        """The ``outputs`` table from the rows' JSON columns (version 3's migration: once)."""
-        rows = db.execute("SELECT id, outputs, planned FROM documents WHERE outputs IS NOT NULL OR planned IS NOT NULL")
-        batch: list[tuple[str, int]] = []
-        for r in rows.fetchall():
-            for col in ("outputs", "planned"):
-                batch += [(str(db_path(p)), int(r["id"])) for p in json.loads(r[col] or "[]")]
-        for i in range(0, len(batch), 10_000):
-            db.executemany("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", batch[i:i + 10_000])
 
     def _has_pages(self) -> bool:
         """Whether this journal has the pages table (a read-only open of an old one has not)."""
@@ -622,39 +608,6 @@ class Journal:
                 added += 1
         return added
 
-    def _add_rebuilt_new(self, db: sqlite3.Connection, docs: list[RebuiltDoc], now: float) -> int:
-        """``add_rebuilt`` of documents without an id, in batches: one lookup of the finished ones
-        per ``KNOWN_CHUNK`` paths, the rows and their outputs inserted with ``executemany`` (a
-        journal rebuilt from 100,000 sidecars, or the scale bench's: issue 34)."""
-        added = 0
-        for i in range(0, len(docs), KNOWN_CHUNK):
-            chunk = docs[i:i + KNOWN_CHUNK]
-            keys = [str(db_path(d.path)) for d in chunk]
-            marks = ",".join("?" * len(keys))
-            have = {(r["path"], r["sha256"]) for r in db.execute(
-                f"SELECT path, sha256 FROM documents INDEXED BY documents_path WHERE path IN ({marks})"
-                " AND state IN ('done','duplicate','failed')",
-                keys).fetchall()}
-            new = []
-            for key, d in zip(keys, chunk, strict=True):
-                if (key, d.sha256) not in have:
-                    have.add((key, d.sha256))
-                    new.append((key, d))
-            if not new:
-                continue
-            db.executemany(
-                "INSERT INTO documents(path, inbox, size, mtime, sha256, state, error, language, doctype, route, pages,"
-                " outputs, final_path, duplicate_of, created, updated) VALUES (?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(key, d.inbox, d.size, d.sha256, d.state.value, d.error, d.language, d.doctype, d.route, d.pages,
-                  _dump_paths(list(d.outputs)), db_path(d.final_path), d.duplicate_of, d.created, now) for key, d in new])
-            ids = {(r["path"], r["sha256"]): int(r["id"]) for r in db.execute(
-                f"SELECT id, path, sha256 FROM documents WHERE path IN ({marks}) ORDER BY id", keys).fetchall()}
-            outs = [(db_path(o), ids[(key, d.sha256)]) for key, d in new for o in d.outputs]
-            if outs:
-                db.executemany("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", outs)
-            added += len(new)
-        return added
-
     def admit_unreadable(self, path: Path, inbox: str, reason: str) -> Document:
         """A file that could not be read ``daemon.max_attempts`` times: recorded unread (``sha256``
         is ``NOT_READ``) in ``processing``, for the caller to fail it (``Sources.fail``, ``fail``)."""
@@ -682,73 +635,6 @@ class Journal:
             "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))
         ).fetchone()
         return _row(row) if row else None
-
-    def known_unchanged(self, files: Iterable[tuple[P, int, float]]) -> set[P]:
-        """Of ``files`` -- (path, size, mtime) as ``os.lstat`` gives them -- the paths whose newest
-        row (as ``find`` picks it: source at, or moved to, that path) is that file unchanged: its
-        ``path`` is this path with this size and mtime. The rescan leaves those out before the
-        stability tracker sees them (the same test the tracker's ``skip`` makes one file at a time
-        with ``find``). One indexed query per ``KNOWN_CHUNK`` paths (issue 34: one query per file
-        made a rescan of N kept files cost O(N) queries, each O(N) without the final_path index)."""
-        out: set[P] = set()
-        todo = [(str(db_path(p)), p, size, mtime) for p, size, mtime in files]
-        db = self._conn()
-        for i in range(0, len(todo), KNOWN_CHUNK):
-            chunk = todo[i:i + KNOWN_CHUNK]
-            keys: list[str] = [c[0] for c in chunk]
-            # padded to a power of two (repeating a key changes nothing): a handful of distinct
-            # statements for SQLite's and pgsql.dml's statement caches, not one per chunk length
-            width = 1 << (len(keys) - 1).bit_length()
-            keys += [keys[-1]] * (width - len(keys))
-            marks = ",".join("?" * width)
-            newest: dict[str, tuple[int, str, int, float]] = {}  # key -> (id, path, size, mtime)
-            for r in db.execute(
-                f"SELECT id, path, final_path, size, mtime FROM documents WHERE path IN ({marks}) OR final_path IN ({marks})",
-                (*keys, *keys),
-            ).fetchall():
-                row = (r["id"], r["path"], r["size"], r["mtime"])
-                for key in (row[1], r["final_path"]):
-                    if key is not None:
-                        have = newest.get(key)
-                        if have is None or row[0] > have[0]:
-                            newest[key] = row
-            for key, path, size, mtime in chunk:
-                found = newest.get(key)
-                if found is not None and found[1] == key and found[2] == size and found[3] == mtime:
-                    out.add(path)
-        return out
-
-    def compact_finished(self, before: float, batch: int = 10_000) -> int:
-        """Compact rows finished (done, duplicate) before ``before``: their timings, planned names
-        and error dropped; path, size, mtime, sha256, outputs and final path kept, so the file is
-        still known, its content still found as a duplicate and its outputs never taken as input
-        (``retention``). ``batch`` rows per transaction; returns how many."""
-        n = 0
-        for state in ("done", "duplicate"):
-            while True:
-                with self._tx() as db:
-                    cur = db.execute(
-                        "UPDATE documents SET timings=NULL, planned=NULL, error=NULL WHERE id IN (SELECT id FROM documents"
-                        " WHERE state=? AND updated<? AND (timings IS NOT NULL OR planned IS NOT NULL OR error IS NOT NULL)"
-                        " LIMIT ?)", (state, before, batch),
-                    )
-                    n += max(0, cur.rowcount)
-                if cur.rowcount < batch:
-                    break
-        return n
-
-    def counts(self) -> dict[str, int]:
-        """Documents by state, from ``state_counts`` (kept by triggers: a few rows, whatever the
-        journal's size); a read-only open of a journal older than version 3 counts its rows."""
-        db = self._conn()
-        if self.readonly and not self._has_table("state_counts"):
-            rows = db.execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
-        else:
-            rows = db.execute("SELECT state, n FROM state_counts WHERE n > 0").fetchall()
-        return {r["state"]: int(r["n"]) for r in rows}
-
-    def _has_table(self, name: str) -> bool:
-        return self._conn().execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
     def retrying(self, limit: int = 100) -> list[JournalRow]:
         """Documents waiting for another try after a failed one (queued with a strike and the
@@ -783,35 +669,3 @@ class Journal:
         ).fetchall()]
         rows.sort(key=lambda r: (r["updated"], r["id"]), reverse=True)
         return [_row(r) for r in rows[:limit]]
-
-    def is_output(self, path: Path | str) -> bool:
-        """Whether the daemon wrote or planned ``path`` as an output, or archived a source there
-        (the watcher never takes these as input, even inside an inbox): two index searches."""
-        key = db_path(path)
-        db = self._conn()
-        if db.execute("SELECT 1 FROM outputs WHERE path=?", (key,)).fetchone() is not None:
-            return True
-        return db.execute(
-            "SELECT 1 FROM documents INDEXED BY documents_final_path WHERE final_path=? AND path<>final_path"
-            " AND state IN ('done', 'duplicate') LIMIT 1",
-            (key,),
-        ).fetchone() is not None
-
-    def outputs_among(self, paths: Iterable[P]) -> set[P]:
-        """Of ``paths``, those ``is_output`` says the daemon wrote, archived to or planned: one
-        query per ``KNOWN_CHUNK`` paths (a rescan asks about the files it did not skip)."""
-        todo = [(str(db_path(p)), p) for p in paths]
-        out: set[P] = set()
-        db = self._conn()
-        for i in range(0, len(todo), KNOWN_CHUNK):
-            chunk = todo[i:i + KNOWN_CHUNK]
-            keys = [c[0] for c in chunk]
-            width = 1 << (len(keys) - 1).bit_length()  # padded: a handful of distinct statements
-            keys += [keys[-1]] * (width - len(keys))
-            marks = ",".join("?" * width)
-            hit = {r["path"] for r in db.execute(f"SELECT path FROM outputs WHERE path IN ({marks})", keys).fetchall()}
-            hit |= {r["final_path"] for r in db.execute(
-                f"SELECT final_path FROM documents INDEXED BY documents_final_path WHERE final_path IN ({marks}) AND path<>final_path"
-                " AND state IN ('done', 'duplicate')", keys).fetchall()}
-            out.update(p for key, p in chunk if key in hit)
-        return out

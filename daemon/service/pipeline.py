@@ -14,6 +14,9 @@ Contract:
   are between "render started" and "text back" at a time, so memory stays bounded.
 - Repeating a document after a crash is safe: output names are recorded in the journal before
   any is written and reused on the repeat; an archive move is recorded before it is made.
+- ``is_output`` / ``outputs_among`` (the watcher's "did the daemon write this?") ask the journal
+  (index searches; issue 34: nothing loaded per document at start); a journal that cannot answer
+  makes them say "output" (not taken now, asked again at the next scan).
 - Page-level resume: each page is committed to the journal as its text comes back
   (``Journal.record_page``, unless ``daemon.page_records`` is off); a repeat renders and reads
   only the pages not recorded, and the outputs are the same as an uninterrupted run's (the

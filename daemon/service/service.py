@@ -19,7 +19,14 @@ Contract:
   cannot be written (``journal.health``) no new document is started and ``/healthz/ready`` says
   why; once a test write succeeds (checked every ``JOURNAL_CHECK_EVERY`` s) the documents left
   ``processing`` are queued again and work resumes by itself.
-- The journal is backed up online every ``daemon.journal_backup_interval`` s (``journal.backup``).
+- The journal is backed up online every ``daemon.journal_backup_interval`` s (``journal.backup``);
+  every ``daemon.maintenance_interval`` s retention runs (``journal.retention``: raw/ pruned, rows
+  compacted, vacuum, the state folder's size for ``status``).
+- Backlogs (issue 34): the queue is the journal's; the work queue in memory holds the next
+  ``queue_window`` ids (``QUEUE_PER_WORKER`` per worker) and workers take the next ones from the
+  journal as it empties (``Journal.queued(limit)``); the stability tracker tracks at most
+  ``TRACK_MAX`` files and asks for a rescan once it has room (``intake.stability``), so a
+  100,000-file drop costs memory for a few thousand.
 - A file that cannot be read (permission denied) is tried at ``daemon.max_attempts`` scans, then
   moved to the failed folder with the reason (``intake.unreadable``).
 - SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
@@ -30,14 +37,13 @@ Contract:
   ``workers`` threads process; ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started
   after the journal recovery, stopped after the drain).
 
-Over ~500 lines (571): the workers' loop and what it does when the journal fails under it belong
+Over ~500 lines (604; the work queue itself is workqueue.py): the workers' loop and what it does when the journal fails under it belong
 with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import logging
 import os
 import signal
@@ -75,6 +81,7 @@ from daemon.service.hooks import Dispatcher
 from daemon.service.http import HttpEndpoint, start_http
 from daemon.service.pipeline import Pipeline
 from daemon.service.sdnotify import notify, watchdog_interval
+from daemon.service.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -88,55 +95,6 @@ WATCH_JOBS = ("rescan", "cron-")
 #: Work queue ids per worker, and at least (``Service.queue_window``): the rest wait in the journal.
 QUEUE_PER_WORKER = 8
 QUEUE_MIN = 32
-
-
-class WorkQueue:
-    """Document ids ordered by not-before time, then id. Thread-safe; ``close()`` wakes getters."""
-
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int]] = []
-        self._ids: set[int] = set()
-        self._cv = threading.Condition()
-        self._closed = False
-
-    def put(self, doc_id: int, not_before: float = 0.0) -> None:
-        with self._cv:
-            if doc_id in self._ids:
-                return
-            self._ids.add(doc_id)
-            heapq.heappush(self._heap, (not_before, doc_id))
-            self._cv.notify()
-
-    def get(self) -> int | None:
-        """Next id whose time has come; None once closed."""
-        with self._cv:
-            while not self._closed:
-                if self._heap:
-                    nb, doc_id = self._heap[0]
-                    wait = nb - time.time()
-                    if wait <= 0:
-                        heapq.heappop(self._heap)
-                        self._ids.discard(doc_id)
-                        return doc_id
-                    self._cv.wait(timeout=min(wait, 5.0))
-                else:
-                    self._cv.wait(timeout=5.0)
-            return None
-
-    def close(self) -> None:
-        with self._cv:
-            self._closed = True
-            self._cv.notify_all()
-
-    def __len__(self) -> int:
-        with self._cv:
-            return len(self._heap)
-
-    def due(self) -> int:
-        """Ids whose time has come (retries waiting for a later time not counted)."""
-        now = time.time()
-        with self._cv:
-            return sum(1 for nb, _ in self._heap if nb <= now)
 
 
 def archive_roots(cfg: Config) -> list[Path]:

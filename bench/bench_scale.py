@@ -1,5 +1,22 @@
-"""Scale bench, first part (issue 34 item 5): CPU of one periodic rescan of an inbox of N kept,
-done files.
+"""Scale bench (issue 34 item 5). Parts, each chosen by its option; rows also go to ``--out``
+(JSON lines):
+
+- ``--n N...`` (the first part, item 1): CPU of one periodic rescan of an inbox of N kept, done
+  files (in-process, below).
+- ``--journal N...`` (item 2): a journal of N finished documents (three outputs each), built through
+  ``Journal.add_rebuilt`` in batches of 50,000 (one transaction each); then, in this process: the
+  CPU and RSS of opening it (nothing is loaded per document), the journal's CPU per new document (a
+  real file admitted, claimed, its names planned and checked, finished, the work queue's next ids
+  and the output test of its outputs -- every journal call the service makes for one document;
+  OCR itself does not depend on N), and the CPU and wall time of ``status_summary`` (``/status``,
+  ``ocr-daemon status``). ``--pg`` runs the same on a PostgreSQL journal (tests/pgserver.py starts a
+  throw-away server); the server's CPU is added (its backends' /proc times).
+- ``--latency N``: a real ``ocr-daemon run`` (Tesseract) on an inbox of N kept, done files: its CPU
+  while idle through rescans (``rescan_interval`` 20 s), the time from dropping a one-page PNG to
+  its outputs, the daemon's RSS, and ``GET /status``'s time.
+- ``--drain N... --window S``: a real ``ocr-daemon run`` with N tiny born-digital PDFs dropped at once
+  (renamed into the inbox): documents done over the first S seconds, documents/s, the daemon's RSS
+  (start, max, end) and CPU (daemon and its render workers).
 
 Builds, for each N, an inbox of N tiny distinct files (real files: the daemon refuses hard links)
 and a journal with a done row for each, through the journal's own API in one transaction
@@ -16,15 +33,19 @@ Runs against whichever ``daemon`` package is imported: ``PYTHONPATH=<a checkout>
 bench/bench_scale.py`` measures that checkout (the bench itself uses only what main has).
 
     python bench/bench_scale.py --n 1000 10000 [100000] [--repeat 3]
+    python bench/bench_scale.py --journal 1000 10000 100000 1000000 [--pg 100000] --out rows.jsonl
+    python bench/bench_scale.py --latency 100000 --drain 1000 100000 --window 300 --out rows.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import os
 import platform
 import shutil
+import subprocess
 import tempfile
 import time
 import types
@@ -71,14 +92,19 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
         offered[0] += 1
         tracker.notice(c)  # type: ignore[arg-type]
 
-    outputs = j.all_outputs()  # the pipeline's is_output set, loaded at its start
     root = inbox.parent  # the service's excluded folders: failed, state, archive roots
-    kw: dict[str, object] = {"is_output": lambda p: str(p) in outputs,
-                             "excluded_dirs": [root / "failed", root / "state", root / "archive"]}
+    kw: dict[str, object] = {"excluded_dirs": [root / "failed", root / "state", root / "archive"]}
+    if hasattr(j, "all_outputs"):  # main before issue 34 item 2: the pipeline's set, loaded at its start
+        outputs = j.all_outputs()
+        kw["is_output"] = lambda p: str(p) in outputs
+    else:
+        kw["is_output"] = j.is_output
     params = inspect.signature(InboxWatcher.__init__).parameters
     if "known" in params:  # the code of branch scale on (issue 34): as Service passes them
         kw["known"] = j.known_unchanged
-    if "is_output_name" in params:
+    if "outputs_among" in params:
+        kw["outputs_among"] = j.outputs_among
+    elif "is_output_name" in params:
         kw["is_output_name"] = lambda p: str(p) in outputs
     w = InboxWatcher([InboxCfg(path=inbox, name="in")], sink, **kw)  # type: ignore[arg-type]
     c0, t0 = time.process_time(), time.monotonic()
@@ -90,13 +116,31 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--n", type=int, nargs="*", default=[])
     ap.add_argument("--repeat", type=int, default=3, help="rescans per N (the best and the worst are printed)")
     ap.add_argument("--tmp", type=Path, default=None, help="folder for the inboxes (default: the system's temp)")
+    ap.add_argument("--journal", type=int, nargs="*", default=[], help="journal sizes (SQLite)")
+    ap.add_argument("--pg", type=int, nargs="*", default=[], help="journal sizes (PostgreSQL)")
+    ap.add_argument("--docs", type=int, default=300, help="new documents per journal size")
+    ap.add_argument("--latency", type=int, nargs="*", default=[], help="kept files in the daemon's inbox")
+    ap.add_argument("--drain", type=int, nargs="*", default=[], help="PDFs dropped at once")
+    ap.add_argument("--window", type=float, default=300.0, help="seconds a drain is watched")
+    ap.add_argument("--out", type=Path, default=None, help="append each row as JSON here")
     args = ap.parse_args()
     print(f"daemon from {Path(daemon.__file__).parent}; python {platform.python_version()};"
           f" {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")
-    print(f"{'N kept files':>12} | {'build s':>7} | {'rescan CPU s (min-max)':>22} | {'wall s':>7} | {'offered':>7} | {'tracked':>7} | {'CPU/file ms':>11}")
+    from scale_parts import drain_part, journal_part, latency_part  # bench/ is the script's folder
+
+    for n in args.journal:
+        emit(args.out, journal_part(n, args.docs, args.tmp))
+    for n in args.pg:
+        emit(args.out, journal_part(n, args.docs, args.tmp, pg=True))
+    for n in args.latency:
+        emit(args.out, latency_part(n, args.tmp))
+    for n in args.drain:
+        emit(args.out, drain_part(n, args.window, args.tmp))
+    if args.n:
+        print(f"{'N kept files':>12} | {'build s':>7} | {'rescan CPU s (min-max)':>22} | {'wall s':>7} | {'offered':>7} | {'tracked':>7} | {'CPU/file ms':>11}")
     for n in args.n:
         root = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.tmp))
         try:
@@ -106,10 +150,28 @@ def main() -> None:
             wall = min(r[1] for r in runs)
             print(f"{n:>12} | {built:>7.1f} | {cpus[0]:>10.3f} - {cpus[-1]:<9.3f} | {wall:>7.2f} | {runs[-1][2]:>7} |"
                   f" {runs[-1][3]:>7} | {1000 * cpus[0] / n:>11.4f}", flush=True)
+            emit(args.out, {"part": "rescan", "n": n, "build_s": round(built, 1), "rescan_cpu_s": [round(c, 3) for c in cpus],
+                            "wall_s": round(wall, 3), "offered": runs[-1][2], "cpu_per_file_ms": round(1000 * cpus[0] / n, 4)},
+                 show=False)
             j.close()
         finally:
             shutil.rmtree(root, ignore_errors=True)
     print(f"load at the end {os.getloadavg()[0]:.1f}")
+
+
+def emit(out: Path | None, row: dict[str, object], show: bool = True) -> None:
+    row = {"commit": commit(), "load": round(os.getloadavg()[0], 1), **row}
+    if show:
+        print(json.dumps(row), flush=True)
+    if out is not None:
+        with out.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+def commit() -> str:
+    repo = Path(__file__).resolve().parents[1]
+    r = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, cwd=repo)
+    return r.stdout.strip()
 
 
 if __name__ == "__main__":

@@ -354,7 +354,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             from daemon.journal import deliveries
 
             print(json.dumps({"counts": {}, "in_progress": [], "retrying": [], "waiting_for_space": [], "recent_failures": [],
-                              "recent_done": [], "hooks": deliveries.summary(None)}, indent=2))
+                              "recent_done": [], "hooks": deliveries.summary(None), "state_size": None}, indent=2))
         else:
             print(f"journal: {journal_path(state_dir)} (none yet: the daemon has not run with this state_dir)")
         return ExitCode.OK
@@ -380,6 +380,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"journal: {journal.path}")
     for state in DocState:
         print(f"  {state.value:<11} {counts.get(state.value, 0)}")
+    size = summary.get("state_size")
+    if size:
+        mib = 1 << 20
+        line = f"state folder: journal {size['journal_bytes'] / mib:.1f} MiB" if size.get("journal_bytes") is not None else "state folder:"
+        if "raw_bytes" in size:
+            line += (f"; raw/ {size['raw_bytes'] / mib:.1f} MiB ({size['raw_entries']} entries), backups/"
+                     f" {size['backups_bytes'] / mib:.1f} MiB as of {datetime.fromtimestamp(size['measured']):%Y-%m-%d %H:%M}"
+                     " (daemon.keep_raw_days, daemon.maintenance_interval)")
+        print(line)
     if progress:
         print("in progress:")
         for p in progress:

@@ -149,6 +149,24 @@ class DaemonCfg(Strict):
     journal_backup_keep: int = Field(
         3, ge=1, le=1000, examples=[7], description="journal backups kept (the oldest is removed first)"
     )
+    # Retention (issue 34 item 4): raw/<id>/ is 7.9 KB and two inodes per document (8 GB and 2 M
+    # inodes at a million); 90 days keeps the engine's raw text for a `convert` of anything recent.
+    keep_raw_days: float = Field(
+        90.0, ge=0, examples=[30, 0],
+        description="days the engine's raw output of a finished document is kept in state_dir/raw (pruned "
+        "every `maintenance_interval`); 0 = kept for ever",
+    )
+    keep_journal_days: float = Field(
+        0.0, ge=0, examples=[365],
+        description="days after which a finished document's journal row is compacted (its timings, planned "
+        "names and error dropped; path, size, mtime, sha256 and outputs kept, so it is still known and still "
+        "found as a duplicate); 0 = never",
+    )
+    maintenance_interval: float = Field(
+        86400.0, ge=0, examples=[3600, 0],
+        description="seconds between retention runs (raw/ pruned, rows compacted, the SQLite journal vacuumed "
+        "when a fifth of it is free pages, the state folder's size recorded for `status`); 0 = never",
+    )
     journal_url: str | None = Field(
         None, examples=["postgresql://ocr@db.example/ocr", "postgresql:///ocr?host=/run/postgresql"],
         description="the journal: `null` = SQLite in `state_dir` (one daemon host); a `postgresql://` URL = one "

@@ -18,6 +18,11 @@ Contract:
   file that is still changing): a file is handed on within milliseconds of its delay running out,
   not up to a tick later. Notices are taken ``ADMIT_BATCH`` at a time, with the due files looked at
   in between: a flood of notices (a big drop, a rescan) never holds up a file that is due.
+- Back-pressure (issue 34): at most ``TRACK_MAX`` files are tracked or waiting to be; a notice
+  past that is dropped (its file is still in the inbox) and, once the tracker is down to half
+  of it, ``on_room`` is called once (the daemon rescans: files admitted meanwhile are skipped as
+  known). A 100,000-file drop costs memory and a pass's stats for ``TRACK_MAX`` files, not for
+  every file of the drop.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ PROBE_EVERY = 1.0
 #: Notices taken (one lstat and a journal lookup each) before the tracker looks again whether a
 #: tracked file is due.
 ADMIT_BATCH = 1000
+#: Files tracked or noticed at most (back-pressure: the rest wait in the inbox for ``on_room``).
+TRACK_MAX = 5000
 
 
 @dataclass
@@ -66,7 +73,12 @@ class StabilityTracker:
         grace_for: Callable[[str], float] | None = None,
         tick: float = 0.25,
         skip: Callable[[Path, os.stat_result], bool] | None = None,
+        on_room: Callable[[], None] | None = None,
+        track_max: int = TRACK_MAX,
     ) -> None:
+        self._on_room = on_room
+        self._track_max = track_max
+        self._dropped = False  # notices were dropped for want of room: call on_room once there is
         self._on_stable = on_stable
         self._probe = probe
         self._delay_for = delay_for
@@ -80,8 +92,16 @@ class StabilityTracker:
         self._thread: threading.Thread | None = None
 
     def notice(self, cand: Candidate) -> None:
+        if self._on_room is not None and len(self._tracked) + self._inq.qsize() >= self._track_max:
+            self._dropped = True  # still in the inbox: offered again by the rescan on_room asks for
+            return
         self._inq.put(cand)
         self._wake.set()
+
+    def _room_check(self) -> None:
+        if self._dropped and self._on_room is not None and self.pending() <= self._track_max // 2:
+            self._dropped = False
+            self._on_room()
 
     def pending(self) -> int:
         return len(self._tracked) + self._inq.qsize()
@@ -192,6 +212,7 @@ class StabilityTracker:
                 del self._tracked[path]
                 log.info("%s: unchanged for %.0fs but does not open (%s); passing it on to fail it", for_log(path.name), stable_for, reason)
                 self._on_stable(t.cand, reason)
+        self._room_check()
 
 
 def _not_plain(st: os.stat_result) -> str | None:

@@ -10,7 +10,7 @@ Contract:
   timer, and immediately when inotify reports a queue overflow (events were lost). A file the
   journal has unchanged (``known``: same path, size and mtime as its newest row, looked up for
   ``SCAN_BATCH`` files at once) is left out, so a rescan costs what changed, not what is kept
-  (issue 34). Full scans never overlap: one asked for during another makes that one go round again.
+  (issue 34); the rest are asked ``outputs_among`` (the daemon's own outputs) in the same batches. Full scans never overlap: one asked for during another makes that one go round again.
 - Never enqueued: hidden/temp files (``.*`` -- ``..*`` too --, ``~*``, ``*.part``, ``*.tmp``,
   ``*.crdownload``), files not matching the inbox's include/exclude globs, anything under an
   excluded folder (the daemon's failed/archive/output/state folders), and paths ``is_output``
@@ -118,9 +118,13 @@ class InboxWatcher:
         is_output: Callable[[Path], bool] | None = None,
         is_output_name: Callable[[str], bool] | None = None,
         known: Callable[[list[tuple[str, int, float]]], set[str]] | None = None,
+        outputs_among: Callable[[list[str]], set[str]] | None = None,
     ) -> None:
         self.inboxes = list(inboxes)
         self._known = known
+        # is_output for a scan's batch at once (with ``known``: one query per batch, asked only
+        # about the files ``known`` did not leave out; issue 34: no per-file lookup, no set in memory)
+        self._outputs_among = outputs_among if known is not None else None
         self._scan_again = False  # a full scan was asked for while one ran: run it again after
         self._sink = sink
         self._excluded = [Path(os.path.abspath(p)) for p in excluded_dirs]
@@ -221,7 +225,9 @@ class InboxWatcher:
         ap = os.path.join(absfolder, entry.name)
         if ap in self._excluded_names:  # a file is under an excluded folder only if it is one
             return False
-        if self._is_output_name is not None:
+        if self._outputs_among is not None:
+            pass  # asked in _flush, for the batch
+        elif self._is_output_name is not None:
             if self._is_output_name(ap):
                 return False
         elif self._is_output is not None and self._is_output(Path(ap)):
@@ -237,9 +243,12 @@ class InboxWatcher:
         except Exception as e:  # the journal cannot answer now: the tracker asks it file by file
             log.debug("known-file lookup failed (%s); offering every file", e)
             skip = set()
-        for p, _size, _mtime in batch:
-            if p not in skip:
-                self._sink(Candidate(Path(p), inbox.name))
+        rest = [p for p, _size, _mtime in batch if p not in skip]
+        if rest and self._outputs_among is not None:
+            outputs = self._outputs_among(rest)  # never raises: answers "output" when it cannot tell
+            rest = [p for p in rest if p not in outputs]
+        for p in rest:
+            self._sink(Candidate(Path(p), inbox.name))
         batch.clear()
 
     def _note_hidden(self, path: Path, is_dir: bool) -> None:

@@ -6,7 +6,8 @@ Contract:
   must round-trip exactly: PostgreSQL's ``REAL`` is 4 bytes), ``BYTEA`` for blobs, identity ids.
 - ``dml(sql)`` turns one statement written for SQLite (``store.Journal``, ``deliveries``) into
   PostgreSQL's: ``?`` placeholders, ``INSERT OR REPLACE`` as ``ON CONFLICT ... DO UPDATE``,
-  ``sqlite_master`` as ``information_schema``, ``RETURNING id`` where SQLite gives ``lastrowid``.
+  ``sqlite_master`` as ``information_schema``, ``RETURNING id`` where SQLite gives ``lastrowid``,
+  SQLite's ``INDEXED BY`` hints dropped.
   ``CREATE`` statements go through ``ddl``. Translated once per distinct statement (cached). A statement it does not know stays as it is:
   PostgreSQL then says what is wrong, and the test suite runs every statement on both backends.
 - ``MIGRATIONS``: the PostgreSQL journal's own versions (kept in ``meta.schema_version``); each
@@ -27,7 +28,7 @@ from functools import lru_cache
 from daemon.journal.schema import SCHEMA, SCHEMA_V2, V2_COLUMNS
 
 #: Primary keys of the tables that SQLite's ``INSERT OR REPLACE`` writes to.
-CONFLICT_KEYS = {"meta": ("key",), "pages": ("doc_id", "idx")}
+CONFLICT_KEYS = {"meta": ("key",), "pages": ("doc_id", "idx"), "outputs": ("path",)}
 #: Tables whose inserts return the new row's id (``cursor.lastrowid`` in SQLite).
 ID_TABLES = ("documents", "deliveries")
 
@@ -91,14 +92,43 @@ _V4 = [
 ]
 
 
+def _v5() -> list[str]:
+    """Version 5 (issue 34 item 2): SQLite's version 3 -- ``outputs``, ``state_counts`` kept by a
+    trigger, the status and queue indexes -- filled from the rows already there."""
+    from daemon.journal.schema import SCHEMA_V3
+
+    return [ddl(s) for s in SCHEMA_V3 if "TRIGGER" not in s] + [
+        # the ``id`` tie-breaks of ORDER BY ... id: SQLite's indexes end with the rowid, PostgreSQL's do not
+        """CREATE OR REPLACE FUNCTION documents_count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+            IF TG_OP = 'UPDATE' AND OLD.state IS NOT DISTINCT FROM NEW.state THEN RETURN NULL; END IF;
+            IF TG_OP IN ('UPDATE', 'DELETE') THEN UPDATE state_counts SET n = n - 1 WHERE state = OLD.state; END IF;
+            IF TG_OP IN ('UPDATE', 'INSERT') THEN
+                INSERT INTO state_counts(state, n) VALUES (NEW.state, 1)
+                ON CONFLICT (state) DO UPDATE SET n = state_counts.n + 1;
+            END IF;
+            RETURN NULL; END $$""",
+        "DROP TRIGGER IF EXISTS documents_count ON documents",
+        "CREATE TRIGGER documents_count AFTER INSERT OR DELETE OR UPDATE OF state ON documents"
+        " FOR EACH ROW EXECUTE FUNCTION documents_count()",
+        "LOCK TABLE documents IN SHARE MODE",  # no claim changes a state between the count and the trigger
+        "DELETE FROM state_counts",
+        "INSERT INTO state_counts(state, n) SELECT state, count(*) FROM documents GROUP BY state",
+        "INSERT INTO outputs(path, doc_id) SELECT DISTINCT ON (p) p, id FROM ("
+        " SELECT id, json_array_elements_text(outputs::json) AS p FROM documents WHERE outputs IS NOT NULL"
+        " UNION ALL SELECT id, json_array_elements_text(planned::json) FROM documents WHERE planned IS NOT NULL"
+        ") o ORDER BY p, id DESC ON CONFLICT (path) DO NOTHING",
+    ]
+
+
 def migrations() -> list[list[str]]:
     """Statements of each version, oldest first (version ``i + 1`` is ``migrations()[i]``)."""
-    return [_v1(), _V2, _V3, _V4]
+    return [_v1(), _V2, _V3, _V4, _v5()]
 
 
 @lru_cache(maxsize=512)
 def dml(sql: str) -> str:
     sql = sql.replace("%", "%%").replace("?", "%s")
+    sql = re.sub(r" INDEXED BY \w+", "", sql)  # SQLite's index hint: PostgreSQL's planner picks it
     if re.match(r"\s*CREATE ", sql):  # deliveries.py creates its table on first use
         return ddl(sql)
     sql = sql.replace(

@@ -241,6 +241,9 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
         "recent_done": [finished_json(r) for r in journal.recent_finished(RECENT_DONE)],
         "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
     }
+    from daemon.journal.retention import recorded_size
+
+    out["state_size"] = recorded_size(journal)  # as of the last retention run; the journal's bytes live
     if hasattr(journal, "daemons"):  # every daemon of a shared journal (pgstore.py)
         out["daemons"] = journal.daemons()
     return out

@@ -49,7 +49,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 
 #: Version 2: ``documents.total_pages``/``started`` and the ``pages`` table (page-level resume and
 #: progress). ``PRAGMA user_version`` holds the version; older journals are migrated on open.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA_V2 = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -67,6 +67,38 @@ CREATE TABLE IF NOT EXISTS pages (
     PRIMARY KEY (doc_id, idx)
 );
 """
+#: Version 3 (issue 34 item 2: a journal of a million documents slows nothing): ``outputs`` (every
+#: output path a document planned or wrote, so ``is_output`` is one index search, not a set of
+#: every path loaded at start), ``state_counts`` (documents by state, kept by triggers: ``counts``
+#: reads a handful of rows, not every row) and the indexes that give ``status`` its recent rows and
+#: the work queue its next rows without reading the others: ``(state, updated)``, ``(state,
+#: not_before)``, and two partial ones (documents waiting for another try, outputs planned by
+#: unfinished documents), whose rows are few however large the journal. One statement per item
+#: (the triggers hold semicolons); the migration fills both tables from the rows already there.
+SCHEMA_V3 = (
+    "CREATE TABLE IF NOT EXISTS outputs (path TEXT PRIMARY KEY, doc_id INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS documents_state_updated ON documents(state, updated, id)",
+    "CREATE INDEX IF NOT EXISTS documents_queue ON documents(state, not_before, id)",
+    "CREATE INDEX IF NOT EXISTS documents_waiting ON documents(not_before)"
+    " WHERE state IN ('queued', 'processing') AND error IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS documents_unfinished_planned ON documents(id)"
+    " WHERE state IN ('queued', 'processing') AND planned IS NOT NULL",
+    "CREATE TRIGGER IF NOT EXISTS documents_count_insert AFTER INSERT ON documents BEGIN"
+    " INSERT INTO state_counts(state, n) VALUES (NEW.state, 1) ON CONFLICT(state) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER IF NOT EXISTS documents_count_update AFTER UPDATE OF state ON documents"
+    " WHEN OLD.state IS NOT NEW.state BEGIN"
+    " UPDATE state_counts SET n = n - 1 WHERE state = OLD.state;"
+    " INSERT INTO state_counts(state, n) VALUES (NEW.state, 1) ON CONFLICT(state) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER IF NOT EXISTS documents_count_delete AFTER DELETE ON documents BEGIN"
+    " UPDATE state_counts SET n = n - 1 WHERE state = OLD.state; END",
+)
+#: What version 3's migration fills its tables with (the counts and outputs of the rows there).
+V3_FILL = (
+    "DELETE FROM state_counts",
+    "INSERT INTO state_counts(state, n) SELECT state, count(*) FROM documents GROUP BY state",
+)
+
 #: Columns added to ``documents`` by version 2 (name, SQL type).
 V2_COLUMNS = (("total_pages", "INTEGER"), ("started", "REAL"))
 

@@ -30,12 +30,21 @@ Contract:
   connection inside it (``_tx``): once the fault is gone, the next write works.
 - Lookups: every statement the intake and the pipeline run is an index search (``path``,
   ``final_path``, ``sha256``, ``state``, the id; tests/integration/test_journal_plans.py checks
-  their plans on SQLite and PostgreSQL); a rescan asks ``known_unchanged`` about ``KNOWN_CHUNK``
-  files per query (issue 34).
+  their plans on SQLite and PostgreSQL); a rescan asks ``known_unchanged`` and ``outputs_among``
+  about ``KNOWN_CHUNK`` files per query (issue 34).
+- A million rows slow nothing (issue 34 item 2): nothing is loaded per document -- ``is_output``
+  is an index search of the ``outputs`` table --; ``counts`` reads ``state_counts`` (kept by
+  triggers); the work queue takes the next ids (``queued(limit)``); ``status_summary``'s lists
+  are index ranges of the in-flight and recent rows (partial indexes where a condition, not a
+  state, picks them). SQLite's planner has no statistics: beside a path, sha256 or final path it
+  may pick the ``state`` index, a range of every done row (the per-document CPU that grew with
+  the journal, issue 34); those statements name their index (``INDEXED BY``; ``pgsql.dml`` drops
+  it for PostgreSQL, whose planner has statistics). ``compact_finished`` is ``retention``'s.
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
-Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here,
+Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here
+(but the batched lookups, counts and upkeep of issue 34, in ``lookups.py``, its base class),
 beside the transactions and migration that keep them consistent. The tables themselves (DDL)
 are in ``schema.py``, the row types and their column codecs in ``rows.py`` (re-exported here).
 """
@@ -52,9 +61,9 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TypeVar
 
 from daemon.errors import ExitCode, FatalError
+from daemon.journal.lookups import Lookups
 from daemon.journal.rows import (
     WAITING_FOR_SPACE,
     Admission,
@@ -69,7 +78,15 @@ from daemon.journal.rows import (
     sha256_file,
     status_summary,
 )
-from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_VERSION, V2_COLUMNS, write_problem
+from daemon.journal.schema import (
+    SCHEMA,
+    SCHEMA_V2,
+    SCHEMA_V3,
+    SCHEMA_VERSION,
+    V2_COLUMNS,
+    V3_FILL,
+    write_problem,
+)
 from daemon.models import DocState, Document, Progress
 from daemon.pagerecord import PageResult
 
@@ -86,11 +103,6 @@ NOT_READ = "not-read"
 #: States in which a document's page records are dropped (it will not resume).
 FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
 
-#: A path as ``known_unchanged`` is given it (and gives it back): a ``Path`` or its string.
-P = TypeVar("P", Path, str)
-
-#: Paths per query of ``known_unchanged`` (SQLite allows 32,766 parameters; PostgreSQL 65,535).
-KNOWN_CHUNK = 512
 
 
 
@@ -109,7 +121,7 @@ def journal_exists(state_dir: Path) -> bool:
         raise FatalError(f"cannot read the journal {path}: {e}", ExitCode.STATE) from e
 
 
-class Journal:
+class Journal(Lookups):
     """SQLite journal. Open once per process; methods may be called from any thread.
 
     ``readonly=True`` (for ``ocr-daemon status``) opens an existing journal for reading only: it
@@ -130,7 +142,7 @@ class Journal:
             if readonly:
                 if not journal_exists(self.state_dir):
                     raise FatalError(f"no journal at {self.path}", ExitCode.STATE)
-                self._conn().execute("SELECT count(*) FROM documents").fetchone()
+                self._conn().execute("SELECT 1 FROM documents LIMIT 1").fetchone()  # the table is there (no count: O(rows))
                 return
             self.state_dir.mkdir(parents=True, exist_ok=True)
             self._conn().executescript(SCHEMA)  # executescript manages its own transaction
@@ -151,6 +163,11 @@ class Journal:
             for stmt in SCHEMA_V2.split(";"):
                 if stmt.strip():
                     db.execute(stmt)
+            for stmt in SCHEMA_V3:
+                db.execute(stmt)
+            for stmt in V3_FILL:
+                db.execute(stmt)
+            self._fill_outputs(db)
             db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _has_pages(self) -> bool:
@@ -232,7 +249,7 @@ class Journal:
         now = time.time()
         with self._tx() as db:
             same = db.execute(
-                "SELECT * FROM documents WHERE path=? AND sha256=? AND state IN ('done','queued','processing','duplicate')"
+                "SELECT * FROM documents INDEXED BY documents_path WHERE path=? AND sha256=? AND state IN ('done','queued','processing','duplicate')"
                 " ORDER BY id DESC LIMIT 1",
                 (spath, digest),
             ).fetchone()
@@ -244,7 +261,7 @@ class Journal:
                 db.execute("UPDATE documents SET size=?, mtime=?, updated=? WHERE id=?", (st.st_size, st.st_mtime, now, same["id"]))
                 return Admission(AdmitAction.KNOWN, _doc(same))
             earlier = db.execute(
-                "SELECT * FROM documents WHERE sha256=? AND state='done' ORDER BY id LIMIT 1", (digest,)
+                "SELECT * FROM documents INDEXED BY documents_sha WHERE sha256=? AND state='done' ORDER BY id LIMIT 1", (digest,)
             ).fetchone()
             # Duplicates are queued too: the pipeline links them to the earlier result (no OCR)
             # and applies their route's source action, then marks them ``duplicate``.
@@ -277,9 +294,13 @@ class Journal:
             row = db.execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
         return _doc(row)
 
-    def queued(self) -> list[tuple[int, float]]:
-        """(id, not_before) of every queued row, oldest first."""
-        rows = self._conn().execute("SELECT id, not_before FROM documents WHERE state='queued' ORDER BY id").fetchall()
+    def queued(self, limit: int | None = None) -> list[tuple[int, float]]:
+        """(id, not_before) of the queued rows, soonest due first (then oldest); at most ``limit``
+        (the work queue takes the next few from the journal, not a backlog's every id: issue 34)."""
+        rows = self._conn().execute(
+            "SELECT id, not_before FROM documents WHERE state='queued' ORDER BY not_before, id LIMIT ?",
+            (1 << 62 if limit is None else limit,),
+        ).fetchall()
         return [(int(r["id"]), float(r["not_before"])) for r in rows]
 
     def recover(self, keep: Collection[int] = (), not_before: float = 0.0) -> int:
@@ -299,6 +320,12 @@ class Journal:
         """Record the output paths this document owns before writing them (crash repeat safety)."""
         with self._tx() as db:
             db.execute("UPDATE documents SET planned=?, updated=? WHERE id=?", (_dump_paths(paths), time.time(), doc_id))
+            self._add_outputs(db, doc_id, paths)
+
+    def _add_outputs(self, db: sqlite3.Connection, doc_id: int, paths: Iterable[Path]) -> None:
+        """Record ``paths`` as outputs of ``doc_id`` (``is_output``: never taken as input)."""
+        for p in paths:
+            db.execute("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", (db_path(p), doc_id))
 
     def planned(self, doc_id: int) -> list[Path]:
         row = self._conn().execute("SELECT planned FROM documents WHERE id=?", (doc_id,)).fetchone()
@@ -307,7 +334,8 @@ class Journal:
     def planned_by_unfinished(self, exclude_id: int) -> set[Path]:
         """Output paths planned by documents not finished yet (queued/processing), except one."""
         rows = self._conn().execute(
-            "SELECT planned FROM documents WHERE state IN ('queued','processing') AND planned IS NOT NULL AND id != ?",
+            "SELECT planned FROM documents INDEXED BY documents_unfinished_planned"
+            " WHERE state IN ('queued', 'processing') AND planned IS NOT NULL AND id != ?",
             (exclude_id,),
         ).fetchall()
         return {Path(p) for r in rows for p in json.loads(r["planned"])}
@@ -340,6 +368,7 @@ class Journal:
                     doc_id,
                 ),
             )
+            self._add_outputs(db, doc_id, outputs)
             self._drop_pages(db, doc_id)
 
     def supersede(self, doc_id: int, reason: str) -> None:
@@ -383,6 +412,7 @@ class Journal:
                 "UPDATE documents SET state='duplicate', error=NULL, outputs=?, final_path=?, updated=? WHERE id=?",
                 (_dump_paths(outputs), db_path(final_path), time.time(), doc_id),
             )
+            self._add_outputs(db, doc_id, outputs)
             self._drop_pages(db, doc_id)
 
     def requeue(self, *, failed: bool = False, paths: list[Path] | None = None) -> list[int]:
@@ -420,7 +450,8 @@ class Journal:
             if row["state"] != expect:
                 return f"is {row['state']} now (it was {expect}); left as it is"
             other = db.execute(
-                "SELECT id, state FROM documents WHERE id<>? AND path=? AND sha256=? AND state IN ('queued','processing','done','duplicate')",
+                "SELECT id, state FROM documents INDEXED BY documents_path"
+                " WHERE id<>? AND path=? AND sha256=? AND state IN ('queued','processing','done','duplicate')",
                 (doc_id, db_path(path), sha256),
             ).fetchone()
             if other is not None:
@@ -542,10 +573,13 @@ class Journal:
         done by its content."""
         added, now = 0, time.time()
         with self._tx() as db:
+            added += self._add_rebuilt_new(db, [d for d in docs if not d.id], now)
             for doc in docs:
+                if not doc.id:
+                    continue
                 spath = db_path(doc.path)
                 if db.execute(
-                    "SELECT 1 FROM documents WHERE path=? AND sha256=? AND state IN ('done','duplicate','failed')",
+                    "SELECT 1 FROM documents INDEXED BY documents_path WHERE path=? AND sha256=? AND state IN ('done','duplicate','failed')",
                     (spath, doc.sha256),
                 ).fetchone():
                     continue
@@ -559,14 +593,18 @@ class Journal:
                         " final_path=?, duplicate_of=?, updated=? WHERE id=?", (*cols, now, doc.id),
                     )
                     self._drop_pages(db, doc.id)
+                    new_id: int | None = doc.id
                 else:
-                    db.execute(
-                        "INSERT INTO documents(id, path, inbox, size, mtime, sha256, state, error, language, doctype, route,"
-                        " pages, outputs, final_path, duplicate_of, created, updated)"
-                        " VALUES (?,?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        (doc.id if doc.id and same is None else None, spath, doc.inbox, doc.size, doc.sha256, *cols,
-                         doc.created, now),
+                    keep_id = bool(doc.id and same is None)  # its old id where free (raw/<id> matches)
+                    cur = db.execute(
+                        f"INSERT INTO documents({'id, ' if keep_id else ''}path, inbox, size, mtime, sha256, state, error,"
+                        " language, doctype, route, pages, outputs, final_path, duplicate_of, created, updated)"
+                        f" VALUES ({'?,' if keep_id else ''}?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (*((doc.id,) if keep_id else ()), spath, doc.inbox, doc.size, doc.sha256, *cols, doc.created, now),
                     )
+                    new_id = doc.id if keep_id else cur.lastrowid
+                if doc.outputs and new_id is not None:  # is_output: its outputs are never taken as input
+                    self._add_outputs(db, int(new_id), doc.outputs)
                 added += 1
         return added
 
@@ -598,50 +636,12 @@ class Journal:
         ).fetchone()
         return _row(row) if row else None
 
-    def known_unchanged(self, files: Iterable[tuple[P, int, float]]) -> set[P]:
-        """Of ``files`` -- (path, size, mtime) as ``os.lstat`` gives them -- the paths whose newest
-        row (as ``find`` picks it: source at, or moved to, that path) is that file unchanged: its
-        ``path`` is this path with this size and mtime. The rescan leaves those out before the
-        stability tracker sees them (the same test the tracker's ``skip`` makes one file at a time
-        with ``find``). One indexed query per ``KNOWN_CHUNK`` paths (issue 34: one query per file
-        made a rescan of N kept files cost O(N) queries, each O(N) without the final_path index)."""
-        out: set[P] = set()
-        todo = [(str(db_path(p)), p, size, mtime) for p, size, mtime in files]
-        db = self._conn()
-        for i in range(0, len(todo), KNOWN_CHUNK):
-            chunk = todo[i:i + KNOWN_CHUNK]
-            keys: list[str] = [c[0] for c in chunk]
-            # padded to a power of two (repeating a key changes nothing): a handful of distinct
-            # statements for SQLite's and pgsql.dml's statement caches, not one per chunk length
-            width = 1 << (len(keys) - 1).bit_length()
-            keys += [keys[-1]] * (width - len(keys))
-            marks = ",".join("?" * width)
-            newest: dict[str, tuple[int, str, int, float]] = {}  # key -> (id, path, size, mtime)
-            for r in db.execute(
-                f"SELECT id, path, final_path, size, mtime FROM documents WHERE path IN ({marks}) OR final_path IN ({marks})",
-                (*keys, *keys),
-            ).fetchall():
-                row = (r["id"], r["path"], r["size"], r["mtime"])
-                for key in (row[1], r["final_path"]):
-                    if key is not None:
-                        have = newest.get(key)
-                        if have is None or row[0] > have[0]:
-                            newest[key] = row
-            for key, path, size, mtime in chunk:
-                found = newest.get(key)
-                if found is not None and found[1] == key and found[2] == size and found[3] == mtime:
-                    out.add(path)
-        return out
-
-    def counts(self) -> dict[str, int]:
-        rows = self._conn().execute("SELECT state, COUNT(*) AS n FROM documents GROUP BY state").fetchall()
-        return {r["state"]: int(r["n"]) for r in rows}
-
     def retrying(self, limit: int = 100) -> list[JournalRow]:
         """Documents waiting for another try after a failed one (queued with a strike and the
         last error), soonest next try first."""
         rows = self._conn().execute(
-            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
+            "SELECT * FROM documents INDEXED BY documents_waiting"
+            " WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
             " ORDER BY not_before LIMIT ?", (limit,)
         ).fetchall()
         return [_row(r) for r in rows]
@@ -650,7 +650,8 @@ class Journal:
         """Documents waiting for a full or read-only destination (``rows.WAITING_FOR_SPACE``; no
         strike for it), soonest next try first."""
         rows = self._conn().execute(
-            "SELECT * FROM documents WHERE state IN ('queued', 'processing') AND error LIKE ?"
+            "SELECT * FROM documents INDEXED BY documents_waiting"
+            " WHERE state IN ('queued', 'processing') AND error IS NOT NULL AND error LIKE ?"
             " ORDER BY not_before LIMIT ?", (WAITING_FOR_SPACE + "%", limit)
         ).fetchall()
         return [_row(r) for r in rows]
@@ -663,25 +664,8 @@ class Journal:
 
     def recent_finished(self, limit: int = 10) -> list[JournalRow]:
         """The documents done (or linked as duplicates) most recently, newest first."""
-        rows = self._conn().execute(
-            "SELECT * FROM documents WHERE state IN ('done', 'duplicate') ORDER BY updated DESC, id DESC LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [_row(r) for r in rows]
-
-    def all_outputs(self) -> set[str]:
-        """Every output path ever written or planned, and every place a source was archived to
-        (the watcher never takes these as input, even inside an inbox)."""
-        out: set[str] = set()
-        rows = self._conn().execute(
-            "SELECT path, outputs, planned, final_path, state FROM documents"
-            " WHERE outputs IS NOT NULL OR planned IS NOT NULL OR final_path IS NOT NULL"
-        )
-        for r in rows:
-            for col in ("outputs", "planned"):
-                if r[col]:
-                    out.update(json.loads(r[col]))
-            moved = from_db_path(r["final_path"])
-            if moved is not None and r["state"] in ("done", "duplicate") and r["final_path"] != r["path"]:
-                out.add(os.fsdecode(moved))
-        return out
+        rows = [r for state in ("done", "duplicate") for r in self._conn().execute(  # one index range each
+            "SELECT * FROM documents WHERE state=? ORDER BY updated DESC, id DESC LIMIT ?", (state, limit),
+        ).fetchall()]
+        rows.sort(key=lambda r: (r["updated"], r["id"]), reverse=True)
+        return [_row(r) for r in rows[:limit]]

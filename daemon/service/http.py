@@ -175,16 +175,17 @@ class HttpEndpoint:
     def status(self) -> dict[str, Any]:
         svc = self.svc
         problems = ready_problems(svc)
+        summary = status_summary(svc.journal, svc.cfg.daemon.max_attempts)
         return {
             # what `ocr-daemon status --json` prints (tests compare the two)
-            **status_summary(svc.journal, svc.cfg.daemon.max_attempts),
+            **summary,
             "live": {
                 "ready": not problems,
                 "not_ready": problems,
                 "engine": svc.engine.name,
                 "started": datetime.fromtimestamp(METRICS.started).astimezone().isoformat(timespec="seconds"),
                 "uptime_seconds": round(time.time() - METRICS.started, 1),
-                "queue": len(svc.queue),
+                "queue": summary["counts"].get("queued", 0),  # the journal's queue, not the few ids in memory
                 "settling": svc.tracker.pending(),
                 "processing": len(svc.busy_documents()),
                 # every page finished since start: OCRed, and read from a text layer (of which)

@@ -441,7 +441,7 @@ class ServiceCollector(Collector):
             pending = 0
         yield GaugeMetricFamily("ocr_daemon_hook_deliveries_pending",
                                 "on_done hook deliveries of done documents not made yet (status: hooks)", value=pending)
-        yield GaugeMetricFamily("ocr_daemon_queue_depth", "Documents queued and waiting for a worker", value=len(svc.queue))
+        yield GaugeMetricFamily("ocr_daemon_queue_depth", "Documents queued and waiting for a worker", value=counts.get("queued", 0))
         yield GaugeMetricFamily("ocr_daemon_settling_files", "Files seen in an inbox, waiting to be unchanged long enough",
                                 value=svc.tracker.pending())
         yield GaugeMetricFamily("ocr_daemon_documents_in_progress", "Documents being processed now",

@@ -14,6 +14,9 @@ Contract:
   are between "render started" and "text back" at a time, so memory stays bounded.
 - Repeating a document after a crash is safe: output names are recorded in the journal before
   any is written and reused on the repeat; an archive move is recorded before it is made.
+- ``is_output`` / ``outputs_among`` (the watcher's "did the daemon write this?") ask the journal
+  (index searches; issue 34: nothing loaded per document at start); a journal that cannot answer
+  makes them say "output" (not taken now, asked again at the next scan).
 - Page-level resume: each page is committed to the journal as its text comes back
   (``Journal.record_page``, unless ``daemon.page_records`` is off); a repeat renders and reads
   only the pages not recorded, and the outputs are the same as an uninterrupted run's (the
@@ -52,6 +55,7 @@ import re
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
@@ -86,6 +90,8 @@ from daemon.writers.convert import join_raw_pages
 log = logging.getLogger(__name__)
 
 RAW_DIR = "raw"
+#: Archive paths claimed by documents in flight that ``is_output`` remembers (the journal has the rest).
+CLAIMED_MAX = 4096
 
 #: Seconds between two progress log lines of one document.
 PROGRESS_LOG_EVERY = 10.0
@@ -135,7 +141,10 @@ class Pipeline:
         self.pool = RenderPool(
             n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb, nice=cfg.daemon.render_nice
         )
-        self.outputs_seen: set[str] = set(journal.all_outputs())
+        # Paths claimed (an archive move about to be made) before the journal has them as a done
+        # document's final path: the newest CLAIMED_MAX only -- the journal answers for the rest
+        # (issue 34: every output path was loaded here at start, +26 MB per 100k documents).
+        self._claimed: OrderedDict[str, None] = OrderedDict()
         self._outputs_lock = threading.Lock()
         self._plan_lock = threading.Lock()
 
@@ -152,11 +161,29 @@ class Pipeline:
 
     def _claim_output(self, path: Path) -> None:
         with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
-            self.outputs_seen.add(str(path))
+            self._claimed[str(path)] = None
+            while len(self._claimed) > CLAIMED_MAX:
+                self._claimed.popitem(last=False)
 
     def is_output(self, path: Path | str) -> bool:
+        """Whether the daemon wrote, planned or archived to ``path`` (``Journal.is_output``: index
+        searches, nothing held in memory but the claims of documents in flight)."""
         with self._outputs_lock:
-            return str(path) in self.outputs_seen
+            if str(path) in self._claimed:
+                return True
+        try:
+            return self.journal.is_output(path)
+        except sqlite3.Error:  # the journal cannot answer now: not taken now, the next scan asks again
+            return True
+
+    def outputs_among(self, paths: list[str]) -> set[str]:
+        """``is_output`` for a rescan's batch of paths (``Journal.outputs_among``: one query per 512)."""
+        with self._outputs_lock:
+            claimed = {p for p in paths if p in self._claimed}
+        try:
+            return claimed | self.journal.outputs_among(paths)
+        except sqlite3.Error:
+            return set(paths)
 
     def warm(self) -> None:
         """Start the render workers and load in each what pages and finishing need."""
@@ -332,8 +359,6 @@ class Pipeline:
             taken = self.journal.planned_by_unfinished(doc.id) - owned
             stem, paths = plan_output_set(dest, src.stem, lambda s: [s + suf for suf in suffixes], owned, taken)
             self.journal.set_planned(doc.id, paths)
-        with self._outputs_lock:
-            self.outputs_seen.update(str(p) for p in paths)
         files = {stem + suf: data for suf, data in zip(suffixes, body.values(), strict=True)}
         if json_wanted:  # the one file that names the outputs: rendered again, now they are known
             side = sidecar.named(paths, timings).to_json()

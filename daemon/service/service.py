@@ -19,7 +19,14 @@ Contract:
   cannot be written (``journal.health``) no new document is started and ``/healthz/ready`` says
   why; once a test write succeeds (checked every ``JOURNAL_CHECK_EVERY`` s) the documents left
   ``processing`` are queued again and work resumes by itself.
-- The journal is backed up online every ``daemon.journal_backup_interval`` s (``journal.backup``).
+- The journal is backed up online every ``daemon.journal_backup_interval`` s (``journal.backup``);
+  every ``daemon.maintenance_interval`` s retention runs (``journal.retention``: raw/ pruned, rows
+  compacted, vacuum, the state folder's size for ``status``).
+- Backlogs (issue 34): the queue is the journal's; the work queue in memory holds the next
+  ``queue_window`` ids (``QUEUE_PER_WORKER`` per worker) and workers take the next ones from the
+  journal as it empties (``Journal.queued(limit)``); the stability tracker tracks at most
+  ``TRACK_MAX`` files and asks for a rescan once it has room (``intake.stability``), so a
+  100,000-file drop costs memory for a few thousand.
 - A file that cannot be read (permission denied) is tried at ``daemon.max_attempts`` scans, then
   moved to the failed folder with the reason (``intake.unreadable``).
 - SIGHUP reloads ``rules.yaml``; an invalid new file is reported and the old config is kept.
@@ -30,14 +37,13 @@ Contract:
   ``workers`` threads process; ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started
   after the journal recovery, stopped after the drain).
 
-Over ~500 lines (571): the workers' loop and what it does when the journal fails under it belong
+Over ~500 lines (604; the work queue itself is workqueue.py): the workers' loop and what it does when the journal fails under it belong
 with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import logging
 import os
 import signal
@@ -45,6 +51,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -62,7 +69,7 @@ from daemon.intake import batch, contentcheck
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.unreadable import ReadFailures
 from daemon.intake.watch import InboxWatcher
-from daemon.journal import backup
+from daemon.journal import backup, retention
 from daemon.journal.guard import open_state, write_marker
 from daemon.journal.health import JournalHealth
 from daemon.journal.pgsql import LeaseLost
@@ -74,6 +81,7 @@ from daemon.service.hooks import Dispatcher
 from daemon.service.http import HttpEndpoint, start_http
 from daemon.service.pipeline import Pipeline
 from daemon.service.sdnotify import notify, watchdog_interval
+from daemon.service.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -84,49 +92,9 @@ JOURNAL_CHECK_EVERY = 2.0
 LOCK_CHECK_EVERY = 5.0
 #: Scheduler jobs that follow the inboxes (replaced on reload); the journal's own jobs stay.
 WATCH_JOBS = ("rescan", "cron-")
-
-
-class WorkQueue:
-    """Document ids ordered by not-before time, then id. Thread-safe; ``close()`` wakes getters."""
-
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int]] = []
-        self._ids: set[int] = set()
-        self._cv = threading.Condition()
-        self._closed = False
-
-    def put(self, doc_id: int, not_before: float = 0.0) -> None:
-        with self._cv:
-            if doc_id in self._ids:
-                return
-            self._ids.add(doc_id)
-            heapq.heappush(self._heap, (not_before, doc_id))
-            self._cv.notify()
-
-    def get(self) -> int | None:
-        """Next id whose time has come; None once closed."""
-        with self._cv:
-            while not self._closed:
-                if self._heap:
-                    nb, doc_id = self._heap[0]
-                    wait = nb - time.time()
-                    if wait <= 0:
-                        heapq.heappop(self._heap)
-                        self._ids.discard(doc_id)
-                        return doc_id
-                    self._cv.wait(timeout=min(wait, 5.0))
-                else:
-                    self._cv.wait(timeout=5.0)
-            return None
-
-    def close(self) -> None:
-        with self._cv:
-            self._closed = True
-            self._cv.notify_all()
-
-    def __len__(self) -> int:
-        with self._cv:
-            return len(self._heap)
+#: Work queue ids per worker, and at least (``Service.queue_window``): the rest wait in the journal.
+QUEUE_PER_WORKER = 8
+QUEUE_MIN = 32
 
 
 def archive_roots(cfg: Config) -> list[Path]:
@@ -157,7 +125,8 @@ class Service:
         self.batches: batch.Splitter | None = None  # scanner batches, for inboxes that split them
         self.queue = WorkQueue()
         self.tracker = StabilityTracker(
-            self._on_stable, self._content_check, self._delay_for, grace_for=self._grace_for, skip=self._skip_known
+            self._on_stable, self._content_check, self._delay_for, grace_for=self._grace_for, skip=self._skip_known,
+            on_room=self._tracker_has_room,
         )
         self.watcher: InboxWatcher | None = None
         self.scheduler = BackgroundScheduler(daemon=True)
@@ -225,7 +194,8 @@ class Service:
             d = adm.document
             extra = f" (duplicate of doc-{adm.duplicate_of})" if adm.duplicate_of else ""
             log.info("%s queued %s from inbox %r%s", d.tag, for_log(cand.path.name), cand.inbox, extra)
-            self.queue.put(d.id)
+            if self.queue.due() < self.queue_window():  # else it waits in the journal (_sync_queue)
+                self.queue.put(d.id)
 
     def _fail_unreadable(self, cand: Candidate, reason: str) -> None:
         """A file unread after ``max_attempts`` tries: to the failed folder with ``reason``."""
@@ -273,6 +243,7 @@ class Service:
         self.scheduler.add_job(self._check_state_lock, "interval", seconds=LOCK_CHECK_EVERY, id="lock-check",
                                max_instances=1, coalesce=True)
         self._schedule_backups()
+        self._schedule_retention()
         self.scheduler.start()
         notify("READY=1")
         self._status()
@@ -324,6 +295,7 @@ class Service:
             is_output=self.pipeline.is_output if self.pipeline else None,
             is_output_name=self.pipeline.is_output if self.pipeline else None,
             known=self.journal.known_unchanged,  # a rescan skips kept files done already, in batches
+            outputs_among=self.pipeline.outputs_among if self.pipeline else None,
         )
         self.watcher.start()
         for job in self.scheduler.get_jobs():
@@ -342,23 +314,41 @@ class Service:
         self._sync_queue()
         self._status()
 
+    def _tracker_has_room(self) -> None:
+        """The stability tracker dropped notices for want of room and has room again (a big drop:
+        back-pressure, ``intake.stability``): rescan, on a thread of its own (scans never overlap)."""
+        if self.watcher is not None and not self._stop.is_set():
+            threading.Thread(target=self.watcher.scan, name="room-rescan", daemon=True).start()
+
     def _scan_inbox(self, name: str) -> None:
         ib = self.cfg.inbox(name)
         if ib is not None and self.watcher is not None:
             n = self.watcher.scan(ib)
             log.info("scheduled scan of inbox %r: %d file(s)", name, n)
 
+    def queue_window(self) -> int:
+        """Ids the work queue holds at most (``QUEUE_PER_WORKER`` per worker): the backlog stays in
+        the journal, which gives the next ones (``Journal.queued``, an index range) as they go."""
+        return max(QUEUE_MIN, QUEUE_PER_WORKER * max(1, len(self._workers)))
+
     def _sync_queue(self) -> None:
-        """Queue rows the journal holds as queued (after a crash, a requeue, or a retry)."""
+        """Queue the next rows the journal holds as queued (admitted, after a crash, a requeue, a
+        retry), up to ``queue_window``."""
+        room = self.queue_window() - self.queue.due()
+        if room <= 0:
+            return
         with self._busy_lock:
             busy = set(self._busy)
-        for doc_id, not_before in self.journal.queued():
+        for doc_id, not_before in self.journal.queued(limit=room + len(busy)):
             if doc_id not in busy:
                 self.queue.put(doc_id, not_before)
 
     def _worker(self) -> None:
         assert self.pipeline is not None
         while True:
+            if self.queue.due() <= self.queue_window() // 2 and not self._stop.is_set():
+                with contextlib.suppress(sqlite3.Error):  # the journal's health has it; the next sync takes them
+                    self._sync_queue()  # the next ones from the journal's queue
             doc_id = self.queue.get()
             if doc_id is None:
                 return
@@ -435,6 +425,17 @@ class Service:
                 next_run_time=backup.first_due(folder, d.journal_backup_interval), max_instances=1, coalesce=True,
             )
 
+    def _schedule_retention(self) -> None:
+        """``daemon.maintenance_interval``: raw/ pruned, rows compacted, the journal vacuumed, the
+        state folder's size recorded (``journal.retention``); the first run a minute after start."""
+        d = self.cfg.daemon
+        if d.maintenance_interval > 0:
+            self.scheduler.add_job(
+                lambda: retention.run(self.cfg, self.journal), "interval", seconds=d.maintenance_interval, id="retention",
+                next_run_time=datetime.now() + timedelta(seconds=min(60.0, d.maintenance_interval)),
+                max_instances=1, coalesce=True,
+            )
+
     def state_problems(self) -> list[str]:
         """Why the daemon's own state keeps it from taking work (``/healthz/ready``); [] if it does not."""
         p = self.journal_health.problem()
@@ -459,7 +460,7 @@ class Service:
         span = max(60.0, now - min((t for t, _ in last), default=now))
         rate = sum(p for _, p in last) / span * 60 if last else 0.0
         line = (
-            f"{len(self.queue)} queued, {busy} processing, {self.tracker.pending()} settling; "
+            f"{counts.get('queued', 0)} queued, {busy} processing, {self.tracker.pending()} settling; "
             f"{counts.get('done', 0)} done, {counts.get('failed', 0)} failed; {rate:.1f} pages/min (5 min)"
         )
         # Documents in progress, in short (systemctl shows one line): the two furthest from done.

@@ -63,7 +63,8 @@ def test_admit_claim_finish_and_known(tmp_path: Path, open_j: Callable[..., Jour
     os.utime(f, (1, 1))
     assert j.admit(f, "in").action == "known"
     assert j.counts() == {"done": 1}
-    assert str(tmp_path / "a.txt") in j.all_outputs()
+    assert j.is_output(tmp_path / "a.txt") and j.is_output(str(tmp_path / "a.txt")) and not j.is_output(f)
+    assert j.outputs_among([tmp_path / "a.txt", f]) == {tmp_path / "a.txt"}
 
 
 def test_changed_content_same_path_is_new(tmp_path: Path, open_j: Callable[..., Journal]) -> None:

@@ -285,3 +285,59 @@ def test_a_scan_offers_exactly_what_accepts_takes(tmp_path: Path) -> None:
         for folder in ("sub/.tmp", "sub/g.tmp", ".incoming", "failed", "failed/more"):
             seen.clear()
             assert w.scan_dir(root / folder, inbox) == 0 and not seen, folder
+
+
+def test_a_rescan_leaves_out_the_daemon_s_outputs_asked_in_batches(tmp_path: Path) -> None:
+    """Issue 34 item 2: the outputs test is a journal query per batch (``outputs_among``), not a set
+    of every output path held in memory: a searchable PDF the daemon wrote into the inbox is never
+    offered, a new file is."""
+    from daemon.journal.store import Journal
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    src, out, fresh = folder / "scan.pdf", folder / "scan.ocr.pdf", folder / "fresh.pdf"
+    for p in (src, out, fresh):
+        p.write_bytes(b"%PDF-1.4 " + p.name.encode() + b"\n%%EOF\n")
+    j = Journal(tmp_path / "state")
+    doc = j.admit(src, "in").document
+    assert doc is not None and j.claim(doc.id)
+    j.finish(doc.id, language="en", doctype="letter", route="all", pages=1, outputs=[out], final_path=src, timings={})
+    asked: list[int] = []
+
+    def among(paths: list[str]) -> set[str]:
+        asked.append(len(paths))
+        return j.outputs_among(paths)
+
+    seen: list[Candidate] = []
+    w = InboxWatcher([InboxCfg(path=folder)], seen.append, known=j.known_unchanged, outputs_among=among)
+    w.scan()
+    assert [c.path for c in seen] == [fresh] and asked == [2]  # scan.pdf known, scan.ocr.pdf an output
+    j.close()
+
+
+def test_the_tracker_takes_at_most_track_max_files_and_asks_for_a_rescan_once_it_has_room(tmp_path: Path) -> None:
+    """Issue 34 item 3: a big drop is tracked ``track_max`` files at a time (memory and the per-pass
+    stats bounded); the dropped notices are not lost: ``on_room`` asks for a rescan once half the
+    room is free, and the files it offers are taken."""
+    files = [tmp_path / f"f{i:02d}.pdf" for i in range(25)]
+    for p in files:
+        p.write_bytes(b"x")
+    stable: list[Candidate] = []
+    rooms: list[int] = []
+    t = StabilityTracker(lambda c, r: stable.append(c), lambda p, inbox: None, lambda inbox: 0.0,
+                         on_room=lambda: rooms.append(len(stable)), track_max=10)
+    for p in files:
+        t.notice(Candidate(p, "in"))
+    assert t.pending() == 10
+    t.step(time.monotonic() + 1)
+    assert len(stable) == 10 and rooms == [10]  # handed on, then room: one rescan asked for
+    for p in files:  # the rescan offers every file again; the journal (not here) skips taken ones
+        if p not in {c.path for c in stable}:
+            t.notice(Candidate(p, "in"))
+    t.step(time.monotonic() + 2)
+    t.step(time.monotonic() + 3)
+    assert t.pending() == 0 and rooms == [10, 20]
+    for p in files[20:]:
+        t.notice(Candidate(p, "in"))
+    t.step(time.monotonic() + 4)
+    assert sorted(c.path for c in stable) == files and rooms == [10, 20]  # nothing dropped: no rescan

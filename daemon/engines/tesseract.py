@@ -28,7 +28,8 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
 - ``PageText.text`` is plain text, paragraphs separated by one blank line, no spaces between
   CJK characters; ``PageText.meta`` holds ``languages`` (the traineddata used), ``script`` (from
   OSD), ``confidence`` (Tesseract's mean word confidence, 0-100), ``word_confidence`` (the same
-  weighted by word length: daemon.quality.confidence), ``ink_ppm`` (a page read as next to no
+  weighted by word length: daemon.quality.confidence), ``low_words`` (the share of words under
+  confidence 60, daemon.quality.signals), ``ink_ppm`` (a page read as next to no
   words: how much ink it has, daemon.intake.pagescan). ``PageText.layout`` holds the
   final pass's words with their boxes on the page image, by line in reading order (for the
   searchable PDF; read from the recognised page, a few ms).
@@ -112,6 +113,7 @@ from daemon.engines.tesswords import tidy_text, vertical_share, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
 from daemon.pages.orient import tessdata_dir
+from daemon.quality.signals import layout_confidences, low_word_share
 from daemon.stages import Degraded, Stage, optional
 
 __all__ = ["TesseractEngine", "TESS_CODES", "LATIN", "choose_languages", "lang_pass_is_latin", "tidy_text"]
@@ -451,6 +453,9 @@ class TesseractEngine(Engine):
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
         if layout.confidence is not None:  # the page's quality figure (daemon.quality.confidence)
             meta["word_confidence"] = round(layout.confidence, 1)
+            low = low_word_share(layout_confidences(layout))
+            if low is not None:  # the spread of the word confidences (daemon.quality.signals)
+                meta["low_words"] = round(low, 3)
         if len(text.split()) < 3:  # next to nothing read: a blank page, or a page with ink read as nothing?
             meta["ink_ppm"] = round(_ink_ppm(gray))
         if tables is not None:

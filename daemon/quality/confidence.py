@@ -18,7 +18,14 @@ Contract:
   symbols (``|``, ``~~``, ``_=``) do not; tokens mixing letters and digits are not counted either
   way. CJK: every ideograph, kana and CJK punctuation counts as a word of its own, other symbols
   next to them do not. Pure, cheap (a regex pass over the text).
-- ``is_low(conf, threshold)``: the page is flagged ``low_confidence`` (daemon.service.outputs).
+- Beside the figure, the signals of daemon.quality.signals, worked out on the same text:
+  ``dictionary`` (share of words, or CJK character pairs, in Tesseract's dictionary of the
+  page's language: the language py3langid places the page's text in, else the document's),
+  ``low_words`` (share of Tesseract words under confidence 60), ``language`` (the page's
+  language: ``unknown`` when the text cannot be placed among the 11), and ``signals`` (the names
+  of those that trip, ``signals.judge``).
+- ``is_low(conf, threshold)``: the page is flagged ``low_confidence`` (daemon.service.outputs):
+  its figure is under ``threshold`` or a signal trips (``threshold`` 0: never).
 
 Why these two parts: junk reads come in two kinds. Tesseract reading a page it cannot read
 (vertical Japanese read across, heavy noise, a page turned 90 degrees) is unsure of its words
@@ -59,10 +66,21 @@ class PageConfidence:
     engine: float  # the engine's own figure (Tesseract: length-weighted word confidence)
     wordlike: float  # share of tokens that look like words (0-1)
     tokens: int  # tokens judged
+    dictionary: float | None = None  # daemon.quality.signals.dictionary_share
+    low_words: float | None = None  # daemon.quality.signals.low_word_share
+    language: str = "unknown"  # the page's language (py3langid), "unknown" when not placed
+    signals: tuple[str, ...] = ()  # the signals that trip (signals.judge)
 
     def to_json(self) -> dict[str, Any]:
-        return {"value": round(self.value, 1), "engine": round(self.engine, 1), "wordlike": round(self.wordlike, 3),
-                "tokens": self.tokens}
+        out: dict[str, Any] = {"value": round(self.value, 1), "engine": round(self.engine, 1),
+                               "wordlike": round(self.wordlike, 3), "tokens": self.tokens, "language": self.language}
+        if self.dictionary is not None:
+            out["dictionary"] = round(self.dictionary, 3)
+        if self.low_words is not None:
+            out["low_words"] = round(self.low_words, 3)
+        if self.signals:
+            out["signals"] = list(self.signals)
+        return out
 
 
 def _judge(token: str) -> bool | None:
@@ -139,9 +157,20 @@ def page_confidence(page: Any, language: str = "unknown") -> PageConfidence | No
         engine = max(0.0, min(100.0, float(figure)))
     else:
         engine = 50.0 if VLM_DOUBT_FLAGS & set(page.flags) else 100.0
-    return PageConfidence(engine * share, engine, share, tokens)
+    from daemon.quality import signals
+    from daemon.understand.language import UNKNOWN, detect_language
+
+    placed = detect_language(text)[0]
+    unplaced = placed == UNKNOWN and signals.unplaced(text)
+    lang = placed if placed != UNKNOWN else language
+    dictionary = signals.dictionary_share(text, lang)
+    low = meta.get("low_words")  # daemon.engines.tesseract (None: a VLM, a page read before it)
+    low_words = float(low) if isinstance(low, int | float) and page.engine == "tesseract" else None
+    tripped = signals.judge(lang, dictionary, low_words, unplaced)
+    return PageConfidence(engine * share, engine, share, tokens, dictionary, low_words, placed, tuple(tripped))
 
 
 def is_low(conf: PageConfidence | None, threshold: float) -> bool:
-    """The page is flagged ``low_confidence``: its figure is under ``threshold`` (0: never)."""
-    return conf is not None and threshold > 0 and conf.value < threshold
+    """The page is flagged ``low_confidence``: its figure is under ``threshold`` or one of its
+    signals trips (``threshold`` 0: never)."""
+    return conf is not None and threshold > 0 and (conf.value < threshold or bool(conf.signals))

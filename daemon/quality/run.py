@@ -4,7 +4,8 @@ Contract:
 
 - ``assess_pages(pages, language, threshold, review) -> dict[int, PageQuality]``: each page's
   confidence (daemon.quality.confidence); a page under ``threshold`` is flagged
-  ``low_confidence`` and adds ``"page N: low_confidence (conf X)"`` to ``review``. Runs before
+  ``low_confidence`` (or one of its signals trips: ``confidence.is_low``) and adds
+  ``"page N: low_confidence (conf X)"`` (``"(conf X, dictionary)"`` naming the signals) to ``review``. Runs before
   routing, so ``match.review`` sees it.
 - ``checked_pdf(job, made, pages, review, quality)``: the searchable PDF's text layer checked
   (``checks.check_pdf``); pages that fail are placed again once without their word boxes (their
@@ -63,7 +64,8 @@ def assess_pages(
         q.confidence = conf.to_json()
         if is_low(conf, threshold):
             q.low = True
-            review.add(LOW_CONFIDENCE, page=p.index + 1, detail=f"conf {q.confidence['value']:.0f}")  # as shown
+            why = "".join(f", {s}" for s in conf.signals)
+            review.add(LOW_CONFIDENCE, page=p.index + 1, detail=f"conf {q.confidence['value']:.0f}{why}")  # as shown
     return quality
 
 

@@ -59,7 +59,7 @@ def _normalise(obj: Any, root: str) -> Any:
 def _digest(path: Path, root: str) -> str:
     data = path.read_bytes()
     if path.suffix == ".json":
-        data = json.dumps(_normalise(json.loads(data), root), sort_keys=True, ensure_ascii=False).encode()
+        data = json.dumps(_normalise(json.loads(data), root), ensure_ascii=False).encode()  # key order kept: it is part of the bytes
     return hashlib.sha256(data).hexdigest()
 
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 sys.path.insert(0, str(HERE))
 
 import docgen  # noqa: E402
+from renderopts import render_opts  # noqa: E402
 
-from daemon.models import RenderOptions  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 
 
@@ -68,14 +68,14 @@ def main() -> None:
         row["commit"] = "unknown"
     with tempfile.TemporaryDirectory() as d:
         pdf = docgen.make_pdf(Path(d) / "text.pdf", [docgen.SAMPLES["en"] * 4] * a.pages)
-        render_page(pdf, 0, RenderOptions())  # imports, OSD model
+        render_page(pdf, 0, render_opts())  # imports, OSD model
         for label, on in (("render_autorotate_on", True), ("render_autorotate_off", False)):
-            opts = RenderOptions(autorotate=on, crop_borders=on)
+            opts = render_opts(autorotate=on, crop_borders=on)
             cpu, wall = _cpu_ms(lambda i, o=opts: render_page(pdf, i % a.pages, o), a.pages)
             row[f"{label}_ms"] = {"cpu": round(cpu, 1), "wall": round(wall, 1)}
         from daemon.engines.openai_engine import encode_image
 
-        page = render_page(pdf, 0, RenderOptions(autorotate=False, crop_borders=False)).image
+        page = render_page(pdf, 0, render_opts(autorotate=False, crop_borders=False)).image
         cpu, wall = _cpu_ms(lambda i: encode_image(page), a.pages)
         row["png_ms"] = {"cpu": round(cpu, 1), "wall": round(wall, 1), "size": list(page.size)}
     import bench_finish

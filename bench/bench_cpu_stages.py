@@ -126,6 +126,7 @@ def cmd_stages(args: argparse.Namespace) -> int:
     from daemon.engines import tessrecover
     from daemon.engines.base import PageRequest
     from daemon.engines.tesseract import TesseractEngine
+    from daemon.pagerecord import ImagePage
     from daemon.pages import orient, render, textlayer
     from daemon.service.pipeline import render_options
     from daemon.writers import pdflayout
@@ -199,10 +200,9 @@ def cmd_stages(args: argparse.Namespace) -> int:
             t = time.thread_time()
             rp = textlayer.read_or_render(path, i, opts, lines=False)
             t_render = time.thread_time() - t
-            meta: dict[str, Any] = {"script": rp.geometry.script}
-            if getattr(rp, "band", None) is not None:  # the render stage's read-first band (the pipeline's)
-                meta["band"] = rp.band
-            req = PageRequest(d["file"], i, rp.image, priority=i, meta=meta)
+            assert isinstance(rp, ImagePage)
+            # the render stage's script and read-first band, as the pipeline passes them
+            req = PageRequest(d["file"], i, rp.image, priority=i, script=rp.geometry.script, band=rp.band)
             t = time.thread_time()
             res = eng._recognise(req, apis)
             t_rec = time.thread_time() - t
@@ -306,7 +306,7 @@ def cmd_bands(args: argparse.Namespace) -> int:
         for i in range(d["pages"]):
             page = render.render_page(args.corpus / "corpus" / d["file"], i, opts)
             gray = page.image.convert("L").point(INK_LUT)
-            row: dict[str, Any] = {"file": d["file"], "page": i, "script": page.script}
+            row: dict[str, Any] = {"file": d["file"], "page": i, "script": page.geometry.script}
             for share in shares:
                 band = probe_band(gray, share)
                 t = time.thread_time()
@@ -413,6 +413,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from daemon.config import load_config
     from daemon.engines.base import PageRequest
     from daemon.engines.tesseract import TesseractEngine
+    from daemon.pagerecord import ImagePage
     from daemon.pages import textlayer
     from daemon.service.pipeline import render_options
     repo = Path(daemon.__file__).resolve().parent.parent
@@ -429,13 +430,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
             reqs, geo = [], []
             for i in range(d["pages"]):
                 rp = textlayer.read_or_render(path, i, opts, lines=False)
-                meta: dict[str, Any] = {"script": rp.geometry.script}
-                if getattr(rp, "band", None) is not None:
-                    meta["band"] = rp.band
-                reqs.append(PageRequest(d["file"], i, rp.image, priority=i, meta=meta))
+                assert isinstance(rp, ImagePage)
+                reqs.append(PageRequest(d["file"], i, rp.image, priority=i, script=rp.geometry.script, band=rp.band))
                 geo.append(rp.geometry.rotation)
             res = [f.result() for f in [eng.submit(r) for r in reqs]]
-            rotation = [(g + int(r.meta.get("turned") or 0)) % 360 for g, r in zip(geo, res, strict=True)]
+            rotation = [(g + r.turned) % 360 for g, r in zip(geo, res, strict=True)]
             row = {"file": d["file"], "language": d["language"], "rotation": rotation,
                    "languages": [r.meta.get("languages") for r in res],
                    "recall": round(word_recall(d["reference"], "\n".join(r.text for r in res)) or 0.0, 4)}

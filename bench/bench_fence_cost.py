@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from pagerecords import ocr_page  # noqa: E402
 from pgserver import PgServer, find_bin  # noqa: E402
 
 from daemon.journal.pgstore import PostgresJournal  # noqa: E402
-from daemon.pagerecord import PageResult  # noqa: E402
 
 
 def main() -> int:
@@ -46,7 +46,7 @@ def main() -> int:
         def run() -> float:
             t = time.perf_counter()
             for i in range(args.records):
-                j.record_page(doc, "k", PageResult(index=i % 50, text=text, engine="t", seconds=0.1))
+                j.record_page(doc, "k", ocr_page(i % 50, text, "t", seconds=0.1))
             return (time.perf_counter() - t) / args.records * 1000
 
         for rnd in range(args.rounds):

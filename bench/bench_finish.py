@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon.config import Config  # noqa: E402
 from daemon.journal.store import Journal  # noqa: E402
-from daemon.pagerecord import PageGeometry, PageResult  # noqa: E402
+from daemon.pagerecord import EngineText, PageGeometry, PageResult  # noqa: E402
 from daemon.service.pipeline import Pipeline  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def _jobs(journal: Journal, inbox: Path, docs: int, pages: int, rng: random.Rand
         doc = journal.claim(adm.document.id)
         assert doc is not None
         geometry = PageGeometry(size=(1176, 1540), source_size=(1176, 1540), script="Latin")
-        finished = [PageResult(index=p, text=t, engine="vllm", markdown=True, seconds=1.0, geometry=geometry)
+        finished = [PageResult(index=p, engine="vllm", content=EngineText(t, True, geometry), seconds=1.0)
                     for p, t in enumerate(noise_pages(pages, rng))]
         jobs.append((doc, src, finished))
     return jobs

@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 import docgen  # noqa: E402
 
 from daemon.journal.store import Journal  # noqa: E402
-from daemon.pagerecord import PageGeometry, PageResult  # noqa: E402
+from daemon.pagerecord import EngineText, PageGeometry, PageResult  # noqa: E402
 
 
 def commit() -> str:
@@ -101,7 +101,7 @@ def commit_cost(n: int) -> dict[str, Any]:
         geometry = PageGeometry(size=(1089, 1540), source_size=(2480, 3508), script="Latin")
         t0 = time.perf_counter()
         for i in range(n):
-            page = PageResult(index=i, text=text, engine="tesseract", seconds=0.8, geometry=geometry,
+            page = PageResult(index=i, engine="tesseract", content=EngineText(text, False, geometry), seconds=0.8,
                               meta={"confidence": 90.0})
             j.record_page(d.id, "k", page)
         dt = time.perf_counter() - t0

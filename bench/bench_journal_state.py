@@ -37,7 +37,7 @@ from daemon.config import load_config  # noqa: E402
 from daemon.journal import rebuild  # noqa: E402
 from daemon.journal.backup import make_backup, quick_check  # noqa: E402
 from daemon.journal.store import Journal  # noqa: E402
-from daemon.pagerecord import PageGeometry, PageResult  # noqa: E402
+from daemon.pagerecord import EngineText, PageGeometry, PageResult  # noqa: E402
 
 
 def timed(fn: Any, repeat: int) -> dict[str, float]:
@@ -121,7 +121,7 @@ def bench_wal() -> dict[str, Any]:
         commits += 3
         text = "Invoice 2026-0042\nACME GmbH, Musterstrasse 1\n" * 40  # ~1.9 KB of text: a dense A4 page
         for i in range(10):
-            j.record_page(doc.id, "k", PageResult(i, text, "tesseract", seconds=1.0, geometry=PageGeometry((1000, 1400), (1000, 1400))))
+            j.record_page(doc.id, "k", PageResult(i, "tesseract", EngineText(text, False, PageGeometry((1000, 1400), (1000, 1400))), seconds=1.0))
             commits += 1
         outs = [Path(f"/srv/ocr/out/scan{s}") for s in (".txt", ".md", ".json")]
         j.set_planned(doc.id, outs)

@@ -40,12 +40,12 @@ sys.path.insert(0, str(REPO / "bench" / "realdocs"))
 sys.path.insert(0, str(REPO))
 
 import prosegen  # noqa: E402
+from renderopts import render_opts  # noqa: E402
 
 from daemon.config import EngineCfg, TesseractCfg  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import INK_LUT, TesseractEngine  # noqa: E402
 from daemon.engines.tessrecover import missing_regions  # noqa: E402
-from daemon.models import RenderOptions  # noqa: E402
 from daemon.pages.probe import page_count  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 
@@ -81,7 +81,7 @@ def reference(doc: dict, workdir: Path) -> list[str] | None:
 
 def read(engine: TesseractEngine, img, tag: str, index: int):  # type: ignore[no-untyped-def]
     t = time.process_time()
-    page = engine.submit(PageRequest(tag, index, img, meta={})).result(600)
+    page = engine.submit(PageRequest(tag, index, img)).result(600)
     return page, time.process_time() - t
 
 
@@ -108,7 +108,7 @@ def main() -> int:
     for i in filter(None, args.realdocs.split(",")):
         d = docs[i]
         items.append((i, CACHE / d["file"], reference(d, tmp)))
-    opts = RenderOptions(dpi=300)
+    opts = render_opts(dpi=300)
     engine = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=1)))
     engine.start()
     rows = []

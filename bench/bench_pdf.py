@@ -36,17 +36,17 @@ import docgen  # noqa: E402
 import numpy as np  # noqa: E402
 import pymupdf  # noqa: E402
 from PIL import Image, ImageFilter  # noqa: E402
+from renderopts import render_opts  # noqa: E402
 
 from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import TesseractEngine  # noqa: E402
 from daemon.engines.tesswords import word_layout  # noqa: E402
-from daemon.models import RenderOptions  # noqa: E402
-from daemon.pagerecord import PageResult  # noqa: E402
+from daemon.pagerecord import EngineText, ImagePage, PageResult  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402
 from daemon.pages.probe import page_count  # noqa: E402
 from daemon.pages.textlayer import read_or_render  # noqa: E402
-from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf  # noqa: E402
+from daemon.writers.pdf import PdfInput, write_pdf  # noqa: E402
 from daemon.writers.pdflayout import _tokens, find_lines, place_text  # noqa: E402
 
 LANGS = ["de", "en", "fr", "sv", "zh", "ja"]
@@ -97,7 +97,7 @@ def main() -> None:
     args = ap.parse_args()
     langs = (LANGS * 4)[: args.pages]
     tmp = Path(tempfile.mkdtemp(prefix="bench-pdf-"))
-    opts = RenderOptions(text_layer="ocr")  # every page rendered and recognised
+    opts = render_opts(text_layer="ocr")  # every page rendered and recognised
     eng = TesseractEngine(EngineCfg(tesseract={"threads": 1}))
     eng.start()
     results: dict[str, object] = {"pages": args.pages, "languages": langs, "cpus": os.cpu_count()}
@@ -124,19 +124,19 @@ def main() -> None:
             pages, imgs = [], []
             for i in range(page_count(src, opts)):
                 pg = read_or_render(src, i, opts)
-                assert pg.image is not None and pg.geometry is not None
-                answer = eng.recognize([PageRequest("doc-b", i, pg.image, meta={"script": pg.geometry.script})])[0]
+                assert isinstance(pg, ImagePage)
+                answer = eng.recognize([PageRequest("doc-b", i, pg.image, script=pg.geometry.script)])[0]
                 pages.append(PageResult.from_engine(pg, answer, engine_markdown=False))
                 imgs.append(pg.image)
             return pages, imgs
 
-        write_pdf(PdfInput(jpgs[0], pdf_pages(read(jpgs[0])[0]), markdown=False))  # warm imports and fonts
+        write_pdf(PdfInput(jpgs[0], read(jpgs[0])[0], markdown=False))  # warm imports and fonts
 
         # --- Tesseract path: the writer, per page, on the scanned PDF
         texts, imgs = read(spdf)
         runs = []
         for _ in range(3):
-            out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(texts), markdown=False))
+            out, secs = cpu(write_pdf, PdfInput(spdf, texts, markdown=False))
             runs.append(secs / len(texts))
         results["tesseract_write_pdf_cpu_s_per_page"] = round(statistics.median(runs), 4)
         results["tesseract_placement"] = sorted({p["placement"] for p in out.report["pages"]})
@@ -162,11 +162,12 @@ def main() -> None:
             layout, secs = cpu(find_lines, im)
             fl.append(secs)
             md = "# " + page_text(lang).replace("\n\n", "\n\n", 1)
-            vlm_pages.append(PageResult(index=k, text=md, engine="vllm", markdown=True, geometry=texts[k].geometry,
-                                        layout=layout))
+            geometry = texts[k].geometry
+            assert geometry is not None
+            vlm_pages.append(PageResult(index=k, engine="vllm", content=EngineText(md, True, geometry, layout)))
         runs = []
         for _ in range(3):
-            out, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(vlm_pages), markdown=True))
+            out, secs = cpu(write_pdf, PdfInput(spdf, vlm_pages, markdown=True))
             runs.append(secs / len(vlm_pages))
         # how well the text lands on its own line (known layout: where text_image drew each line)
         shares = {}
@@ -187,11 +188,11 @@ def main() -> None:
             rs = []
             for f in files:
                 t, _ = read(f)
-                rs.append(len(write_pdf(PdfInput(f, pdf_pages(t), markdown=False)).data) / f.stat().st_size)
+                rs.append(len(write_pdf(PdfInput(f, t, markdown=False)).data) / f.stat().st_size)
             ratios[name] = {"min": round(min(rs), 4), "max": round(max(rs), 4), "median": round(statistics.median(rs), 4)}
-        plain = write_pdf(PdfInput(spdf, pdf_pages(texts), markdown=False))
+        plain = write_pdf(PdfInput(spdf, texts, markdown=False))
         ratios["scanned_pdf"] = round(len(plain.data) / spdf.stat().st_size, 4)
-        pdfa, secs = cpu(write_pdf, PdfInput(spdf, pdf_pages(texts), markdown=False, pdfa=True))
+        pdfa, secs = cpu(write_pdf, PdfInput(spdf, texts, markdown=False, pdfa=True))
         ratios["scanned_pdf_pdfa"] = round(len(pdfa.data) / spdf.stat().st_size, 4)
         ratios["pdfa_result"] = pdfa.report.get("pdfa") or pdfa.report.get("pdfa_error")
         results["size_ratio"] = ratios

@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import docgen  # noqa: E402
 from PIL import Image, ImageDraw  # noqa: E402
+from renderopts import render_opts  # noqa: E402
 
-from daemon.models import RenderOptions  # noqa: E402
 from daemon.pages.orient import ORIENT_MIN_CONF, detect_orientation, make_upright  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 
@@ -93,9 +93,9 @@ def bench_render(tmp: Path) -> None:
         p = tmp / f"scan{i}.jpg"
         docgen.make_image(p, t, "jpeg", width=2480, font_size=48, dark_border=(40, 30, 60, 50) if i % 2 else 0)
         jpgs.append(p)
-    render_page(text_pdf, 0, RenderOptions())  # warm: imports, OSD model
+    render_page(text_pdf, 0, render_opts())  # warm: imports, OSD model
     for label, on in (("autorotate+crop on", True), ("autorotate+crop off", False)):
-        opts = RenderOptions(autorotate=on, crop_borders=on)
+        opts = render_opts(autorotate=on, crop_borders=on)
         print(f"render at 1540 px [{label}]")
         with Clock() as c:
             for i in range(20):
@@ -116,21 +116,21 @@ def bench_tesseract(tmp: Path) -> None:
     from daemon.engines.base import PageRequest
     from daemon.engines.tesseract import TesseractEngine
 
-    opts = RenderOptions()
+    opts = render_opts()
     langs = list(docgen.SAMPLES)
     pages = []
     for i, lang in enumerate(langs * 2):
         body = "\n\n".join([docgen.SAMPLES[lang]] * 4)  # a full page: ~4 paragraphs
         p = docgen.make_image(tmp / f"t{i}.png", body, lang=lang, font_size=28)
         pg = render_page(p, 0, opts)
-        pages.append((pg.image, pg.script))
+        pages.append((pg.image, pg.geometry.script))
     for threads in sorted({1, os.cpu_count() or 1}):
         for with_script in (False, True):
             eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=threads)))
             eng.start()
             # Warm every thread's language models first (loading is a one-off start-up cost).
             eng.recognize([PageRequest("warm", i, im) for i, (im, _) in enumerate(pages[: len(langs)])] * threads)
-            reqs = [PageRequest(f"doc-{i}", 0, im, meta={"script": sc} if with_script else {})
+            reqs = [PageRequest(f"doc-{i}", 0, im, script=sc if with_script else "")
                     for i, (im, sc) in enumerate(pages)]
             with Clock() as c:
                 eng.recognize(reqs)
@@ -167,7 +167,7 @@ def _non_text_pages(n_noise: int) -> dict[str, Image.Image]:
 
 def calibrate(tmp: Path, n_noise: int = 60) -> None:
     """Per page: the first OSD answer (fix, conf) and what ``make_upright`` finally did."""
-    opts = RenderOptions(autorotate=False, crop_borders=False)
+    opts = render_opts(autorotate=False, crop_borders=False)
     rows: list[tuple[str, int, int, float, str, str]] = []
     rnd = random.Random(2)
     cases: list[tuple[str, str]] = [(lang, docgen.SAMPLES[lang]) for lang in docgen.SAMPLES]
@@ -222,7 +222,7 @@ def languages(tmp: Path) -> None:
     from daemon.pages.orient import tessdata_dir
     from daemon.understand.language import detect_language
 
-    opts = RenderOptions(autorotate=False)
+    opts = render_opts(autorotate=False)
     pages = {}
     for lang, text in docgen.SAMPLES.items():
         body = "\n\n".join([text] * 4)

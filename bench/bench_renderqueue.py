@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import dataclasses
 import multiprocessing
 import sys
 import time
@@ -21,13 +22,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from daemon.config import EngineCfg  # noqa: E402
 from daemon.models import RenderOptions  # noqa: E402
 from daemon.pages import probe, render  # noqa: E402
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool  # noqa: E402
 
 
 def run(pool_kind: str, pdfs: list[Path], workers: int, first: int, prefetch: int = 1) -> dict[str, Any]:
-    opts = RenderOptions(longest_edge=1540, autorotate=False)
+    opts = dataclasses.replace(RenderOptions.from_config(EngineCfg(), "", False), longest_edge=1540, autorotate=False)
     if pool_kind == "fifo":
         ex = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
 

@@ -87,7 +87,7 @@ def main() -> int:
             page = render.render_page(path, i, opts)
             t_render = time.thread_time() - t
             calls.clear()
-            req = PageRequest(d["file"], i, page.image, priority=i, meta={"script": page.script})
+            req = PageRequest(d["file"], i, page.image, priority=i, script=page.geometry.script)
             t = time.thread_time()
             res = eng._recognise(req, apis)
             t_rec = time.thread_time() - t
@@ -99,7 +99,7 @@ def main() -> int:
                 counts[k] += 1
             other = t_rec - sum(v for _, v in calls)
             totals["engine other"] += other
-            row = {"file": d["file"], "page": i, "size": page.image.size, "script": page.script,
+            row = {"file": d["file"], "page": i, "size": page.image.size, "script": page.geometry.script,
                    "render_s": round(t_render, 3), "engine_s": round(t_rec, 3),
                    "passes": [(k, round(v, 3)) for k, v in calls], "conf": res.meta.get("confidence"),
                    "languages": res.meta.get("languages")}

@@ -45,15 +45,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import pymupdf  # noqa: E402
+from renderopts import render_opts  # noqa: E402
 
 from daemon.document.parse import parse_document  # noqa: E402
-from daemon.models import RenderOptions  # noqa: E402
-from daemon.pagerecord import LayerPage  # noqa: E402
+from daemon.pagerecord import LayerBlocks, LayerPage  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 from daemon.pages.textlayer import read_layer, read_or_render  # noqa: E402
 from daemon.writers.text import write_txt  # noqa: E402
 
-OPTS = RenderOptions(autorotate=False)
+OPTS = render_opts(autorotate=False)
 
 
 # CJK is scored per character (it has no spaces: a line break in the PDF's text would split a
@@ -84,13 +84,13 @@ def recall(ref: list[str], got: list[str]) -> tuple[int, int]:
     return hit, len(ref)
 
 
-def _one(args: tuple[str, int]) -> tuple[int, str, LayerPage | None, float]:
+def _one(args: tuple[str, int]) -> tuple[int, str, LayerBlocks | None, float]:
     path, i = args
     t = time.process_time()
     r = read_or_render(Path(path), i, OPTS)
     cpu = time.process_time() - t
-    if r.layer is not None:
-        return i, "text_layer", r.layer, cpu
+    if isinstance(r, LayerPage):
+        return i, "text_layer", r.content, cpu
     return i, r.text_layer_note, None, cpu
 
 
@@ -137,7 +137,7 @@ def decision_cost(path: Path, pages: list[int]) -> dict[str, Any]:
     detect = (time.process_time() - t) / len(pages)
     t = time.perf_counter()
     for i in pages:
-        render_page(path, i, RenderOptions())
+        render_page(path, i, render_opts())
     rend_osd = (time.perf_counter() - t) / len(pages)
     return {"check_ms": round(1000 * check, 2), "open_ms": round(1000 * opened, 1), "render_ms_no_osd": round(1000 * rend, 1),
             "render_ms_with_osd": round(1000 * rend_osd, 1), "pages_checked": len(pages),
@@ -203,7 +203,7 @@ def ocr_recall(path: Path, k: int, text_pages: list[int]) -> dict[str, Any]:
         hit = total = 0
         t = time.perf_counter()
         for i in pick:
-            img = render_page(path, i, RenderOptions()).image
+            img = render_page(path, i, render_opts()).image
             res = eng.submit(PageRequest("bench", i, img)).result(timeout=600)
             h, n = recall(reference_words(doc[i]), words(res.text))
             hit, total = hit + h, total + n

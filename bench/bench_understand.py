@@ -37,11 +37,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import docgen  # noqa: E402
 import pymupdf  # noqa: E402
+from renderopts import render_opts  # noqa: E402
 
 from daemon.config import EngineCfg  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import TesseractEngine  # noqa: E402
-from daemon.models import RenderOptions  # noqa: E402
 from daemon.pages.orient import make_upright  # noqa: E402
 from daemon.pages.render import render_page  # noqa: E402
 
@@ -92,12 +92,12 @@ def cmd_dpi(args: argparse.Namespace, rows: list[dict]) -> None:
             cases.append((f"{code} p{i + 1}", pdf, i, _ref(pdf, i)))
     try:
         for dpi in args.dpi:
-            opts = RenderOptions(dpi=dpi or None, max_image_pixels=100_000_000)
+            opts = render_opts(dpi=dpi or None, max_image_pixels=100_000_000)
             for name, pdf, i, ref in cases:
                 t0 = time.process_time()
                 page = render_page(pdf, i, opts)
                 t1 = time.process_time()
-                req = PageRequest(f"{name}@{dpi}", i, page.image, meta={"script": page.script})
+                req = PageRequest(f"{name}@{dpi}", i, page.image, script=page.geometry.script)
                 text = eng.recognize([req])[0].text
                 t2 = time.process_time()
                 row = {"bench": "dpi", "case": name, "dpi": dpi, "size": list(page.image.size),
@@ -112,7 +112,7 @@ def cmd_dpi(args: argparse.Namespace, rows: list[dict]) -> None:
 def cmd_orient(args: argparse.Namespace, rows: list[dict]) -> None:
     for code, pdf in _pdfs(Path(args.pdfs)):
         for i in args.pages:
-            page = render_page(pdf, i, RenderOptions(autorotate=False, max_image_pixels=100_000_000))
+            page = render_page(pdf, i, render_opts(autorotate=False, max_image_pixels=100_000_000))
             for turn in (0, 90, 180, 270):
                 img = page.image.rotate(turn, expand=True)  # content turned ccw by `turn`
                 t0 = time.process_time()
@@ -132,13 +132,13 @@ def cmd_langs(args: argparse.Namespace, rows: list[dict]) -> None:
     eng = _engine()
     try:
         for dpi in args.dpi:
-            opts = RenderOptions(dpi=dpi or None, max_image_pixels=100_000_000)
+            opts = render_opts(dpi=dpi or None, max_image_pixels=100_000_000)
             # One "document" whose pages alternate between the PDFs: the engine must not carry
             # one page's language over to the next.
             seq = [(code, pdf, i) for i in args.pages for code, pdf in _pdfs(Path(args.pdfs))]
             for k, (code, pdf, i) in enumerate(seq):
                 page = render_page(pdf, i, opts)
-                req = PageRequest(f"mixed@{dpi}", k, page.image, meta={"script": page.script})
+                req = PageRequest(f"mixed@{dpi}", k, page.image, script=page.geometry.script)
                 text = eng.recognize([req])[0].text
                 lang, conf = detect_language(text)
                 simp, trad = han_variant_counts(text)

@@ -264,7 +264,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     from daemon.engines import create_engine
     from daemon.engines.base import PageRequest
     from daemon.once import inbox_for
-    from daemon.pagerecord import PageResult
+    from daemon.pagerecord import ImagePage, LayerPage, PageResult
     from daemon.pages import probe, textlayer
     from daemon.service.outputs import page_texts, parse_pages
     from daemon.service.pipeline import render_options
@@ -274,17 +274,16 @@ def cmd_route(args: argparse.Namespace) -> int:
     cfg = _load(args.config)
     path = Path(os.path.abspath(args.file))
     engine = create_engine(cfg, args.engine)
-    opts = render_options(cfg, engine.name)
+    # PDF pages with a real text layer are read as the daemon reads them (daemon.pages.textlayer)
+    opts = render_options(cfg, engine.name, engine.output_is_markdown)
     n = probe.page_count(path, opts)
     engine.start()
     try:
-        # PDF pages with a real text layer are read as the daemon reads them (daemon.pages.textlayer)
-        opts.math_to_engine = engine.output_is_markdown
         got = [textlayer.read_or_render(path, i, opts) for i in range(n)]
-        reqs = [PageRequest("explain", g.index, g.image, priority=g.index) for g in got if g.image is not None]
+        reqs = [PageRequest("explain", g.index, g.image, priority=g.index) for g in got if isinstance(g, ImagePage)]
         answers = iter(engine.recognize(reqs))
         results = [
-            PageResult.from_layer(g, g.layer) if g.layer is not None
+            PageResult.from_layer(g) if isinstance(g, LayerPage)
             else PageResult.from_engine(g, next(answers), engine.output_is_markdown)
             for g in got
         ]

@@ -11,11 +11,12 @@ import enum
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-from PIL import Image
+from typing import TYPE_CHECKING, Any, Literal
 
 from daemon.stages import Degraded
+
+if TYPE_CHECKING:
+    from daemon.config import EngineCfg
 
 
 class DocState(enum.StrEnum):
@@ -61,50 +62,45 @@ class Document:
 
 @dataclass
 class RenderOptions:
-    """What the render stage needs from the config."""
+    """What the render stage needs from the config: built by ``from_config`` (no defaults of its
+    own, so no value can drift from the config's)."""
 
-    longest_edge: int = 1540
-    max_dpi: int = 200
-    max_pages: int = 10000  # engine.max_pages: pages in all
-    max_ocr_pages: int = 500  # engine.max_ocr_pages: pages without a usable text layer
-    max_image_pixels: int = 200_000_000
-    autorotate: bool = True
-    crop_borders: bool = True
-    deskew: bool = True
+    longest_edge: int  # engine.render_longest_edge
+    max_pages: int  # engine.max_pages: pages in all
+    max_ocr_pages: int  # engine.max_ocr_pages: pages without a usable text layer
+    max_image_pixels: int  # engine.max_image_pixels
+    autorotate: bool
+    crop_borders: bool
+    deskew: bool
     # engine.text_layer: auto | any | ocr (daemon.pages.textlayer); math_to_engine: the engine is a
     # VLM, so pages whose text layer holds math as glyph fragments go to it
-    text_layer: str = "auto"
-    math_to_engine: bool = False
+    text_layer: str
+    math_to_engine: bool
     # Render at this resolution instead of ``longest_edge`` (engines that read best at a given
     # dpi: Tesseract); see daemon/pages/render.py. None: pages at ``longest_edge`` (the VLM).
-    dpi: int | None = None
+    dpi: int | None
     # Turn pages upright by reading first (the Tesseract engine, daemon.pages.orient
     # ``upright_by_reading``): OSD only for pages whose English text band does not read upright.
-    read_first: bool = False
+    read_first: bool
 
-
-@dataclass
-class Page:
-    """One rendered page, already at the engine's target size, upright, RGB."""
-
-    index: int  # 0-based position in the document
-    image: Image.Image
-    rotation: int = 0  # degrees clockwise applied to make the page upright (0/90/180/270)
-    cropped: bool = False
-    source_size: tuple[int, int] = (0, 0)  # (w, h) in px before resizing/cropping
-    script: str = ""  # OSD script ("Latin", "Han", "Japanese"...) when autorotate ran; "" if unknown
-    # (x0, y0, x1, y1) kept by the dark-border crop, in source px; None when not cropped (the
-    # searchable PDF maps the engine image's boxes back onto the original page with it)
-    crop_box: tuple[int, int, int, int] | None = None
-    # degrees the page's lines rose by before the deskew stage turned it straight (0: not turned),
-    # and the page's size before that turn (the searchable PDF maps boxes back through both)
-    skew: float = 0.0
-    unskewed_size: tuple[int, int] | None = None
-    text_layer: str = ""  # a PDF page's text layer not used: why ("no text layer", "glyph soup" ...)
-    degraded: list[Degraded] = field(default_factory=list)  # optional render stages that failed (crop, orientation)
-    # the read-first upright check's English band (text, mean confidence) on the page as it is
-    # (``RenderOptions.read_first``, not turned): the Tesseract engine's language probe reuses it
-    band: tuple[str, float] | None = None
+    @classmethod
+    def from_config(cls, e: EngineCfg, engine_name: str, math_to_engine: bool) -> RenderOptions:
+        """The options of the config's ``engine`` section for the engine ``engine_name``
+        (Tesseract renders at ``engine.tesseract.render_dpi`` and reads first; a VLM engine,
+        ``math_to_engine``, takes the pages whose text layer holds math as glyphs)."""
+        return cls(
+            longest_edge=e.render_longest_edge,
+            max_pages=e.max_pages,
+            max_ocr_pages=e.max_ocr_pages,
+            max_image_pixels=e.max_image_pixels,
+            autorotate=e.autorotate,
+            crop_borders=e.crop_borders,
+            deskew=e.deskew,
+            text_layer=e.text_layer,
+            math_to_engine=math_to_engine,
+            dpi=e.tesseract.render_dpi if engine_name == "tesseract" else None,  # per-engine resolution
+            read_first=engine_name == "tesseract",
+        )
 
 
 @dataclass
@@ -150,7 +146,13 @@ class PageText:
     engine: str
     seconds: float = 0.0
     flags: list[str] = field(default_factory=list)  # e.g. "repetition", "truncated", "banded"
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # engine details for the sidecar (never read back)
+    # the text is Markdown though the engine writes plain text (Tesseract's scanned tables as
+    # inline Markdown and HTML); a VLM engine's text is Markdown anyway (``Engine.output_is_markdown``)
+    markdown: bool = False
+    # degrees the engine turned the page on top of the render stage's turn (Tesseract's upside-down
+    # re-read); ``layout`` lies on the turned page (``daemon.pagerecord.PageResult.from_engine``)
+    turned: int = 0
     # where the text came from: "ocr" (an engine read the page image) or "text_layer" (the PDF's
     # own text, see engine.text_layer); the sidecar records it per page
     source: str = "ocr"

@@ -2,30 +2,35 @@
 
 Contract:
 
+One record per phase, each a tagged union (the type says which kind of page it is; no optional
+field stands in for a kind):
+
 - ``PageGeometry``: where the engine's image came from (its size, the decoded page's size, the
-  upright turn, the border crop, the OSD script). Only pages an engine read have one.
-- ``LayerPage``: a PDF page read from its own text layer: the document-model blocks built from
-  the layer (``daemon.document.layout.layer_blocks``) and the same blocks as Markdown (for the
-  raw file and the JSON's page texts). The blocks go to the writers as they are: no round trip
-  through Markdown.
-- ``RenderedPage``: what the render stage returns for one page, whatever it found: an image for
-  the engine (``image`` and ``geometry``; ``lines``: layout-analysis line boxes when the
-  searchable PDF needs them and the engine gives no word boxes), or the page's text layer
-  (``layer``); ``degraded``: optional render-side stages that failed on it. Module-level and
-  picklable (it crosses the render worker's process boundary).
-- ``PageResult``: one finished page, frozen: text and its source (``ocr`` | ``text_layer``),
-  engine, seconds, geometry, word/line boxes, text-layer blocks, flags, engine facts
-  (``meta``), why a text layer was not used, every degraded stage, and the quality check's
-  confidence figure and output checks (daemon.quality; not journaled). The journal stores it
-  (``to_record``/``from_record``; a record it cannot read is read again, never trusted) and the
-  writers read it (``daemon.writers.pdf.pdf_pages``, the sidecar's ``pages``).
+  upright turn, the border crop, the deskew turn, the OSD script). The one place page geometry is
+  declared: the render stage makes it, the sidecar and the searchable PDF read it.
+- Render: ``RenderedPage = ImagePage | LayerPage``. ``ImagePage``: an image for the engine with
+  its ``geometry``, the read-first band, ``lines`` (layout-analysis line boxes when the searchable
+  PDF needs them and the engine gives no word boxes), why the PDF's text layer was not used.
+  ``LayerPage``: a PDF page read from its own text layer: ``LayerBlocks`` (the document-model
+  blocks built from the layer, ``daemon.document.layout.layer_page``, and the same blocks as
+  Markdown for the raw file and the JSON's page texts) and the verdict's measurements. Both
+  carry the optional render-side stages that failed on them (``degraded``). Module-level and
+  picklable (they cross the render worker's process boundary).
+- Finished page: ``PageResult``, frozen, whose ``content`` is ``EngineText | LayerBlocks``
+  (``EngineText``: the engine's text, whether it is Markdown, the geometry of the image read
+  and the word/line boxes on it); engine, seconds, flags, engine facts (``meta``, the sidecar's
+  ``pages[].meta``), why a text layer was not used, every degraded stage, and the quality check's
+  confidence figure and output checks (daemon.quality; not journaled). ``text``, ``source``,
+  ``markdown``, ``geometry``, ``layout`` and ``blocks`` are views on the content. The journal
+  stores it (``to_record``/``from_record``; a record it cannot read is read again, never
+  trusted) and the writers read it (``daemon.writers.pdf``, the sidecar's ``pages``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from PIL import Image
@@ -75,27 +80,58 @@ class PageGeometry:
 
 
 @dataclass(frozen=True)
-class LayerPage:
+class ImagePage:
+    """The render stage's answer for a page the engine reads: its image (RGB, upright, at the
+    engine's size) and how it was made from the decoded page."""
+
+    index: int
+    image: Image.Image
+    geometry: PageGeometry
+    degraded: tuple[Degraded, ...] = ()  # optional render stages that failed (crop, orientation, deskew)
+    # the read-first upright check's English band (text, mean confidence) on the page as it is
+    # (``RenderOptions.read_first``, not turned): the Tesseract engine's language probe reuses it
+    band: tuple[str, float] | None = None
+    lines: PageLayout | None = None  # layout-analysis line boxes (the searchable PDF of a VLM page)
+    text_layer_note: str = ""  # a PDF page whose layer was not used: why ("no text layer", ...)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class LayerBlocks:
     """A PDF page's own text: its blocks and the same blocks as Markdown."""
 
     blocks: tuple[Block, ...]
     markdown: str
-    meta: Mapping[str, Any] = field(default_factory=dict)  # the verdict's measurements
 
 
 @dataclass(frozen=True)
-class RenderedPage:
-    """The render stage's answer for one page (see the module docstring)."""
+class LayerPage:
+    """The render stage's answer for a PDF page read from its own text layer (no engine)."""
 
     index: int
-    image: Image.Image | None = None
-    geometry: PageGeometry | None = None
-    layer: LayerPage | None = None
-    lines: PageLayout | None = None
-    text_layer_note: str = ""  # a PDF page whose layer was not used: why ("no text layer", ...)
+    content: LayerBlocks
+    meta: Mapping[str, Any] = field(default_factory=dict)  # the verdict's measurements
     degraded: tuple[Degraded, ...] = ()
     seconds: float = 0.0
-    band: tuple[str, float] | None = None  # ``daemon.models.Page.band``: the engine's probe reuses it
+
+
+#: What the render stage returns for one page.
+RenderedPage = ImagePage | LayerPage
+
+
+@dataclass(frozen=True)
+class EngineText:
+    """What an engine read on a page image: the text (Markdown when ``markdown``, else plain
+    OCR text), the geometry of the image it read, and its word or line boxes on that image."""
+
+    text: str
+    markdown: bool
+    geometry: PageGeometry
+    layout: PageLayout | None = None  # word boxes (Tesseract) or line boxes (layout analysis)
+
+
+#: A finished page's text: read by an engine, or the PDF's own text layer.
+PageContent = EngineText | LayerBlocks
 
 
 @dataclass(frozen=True)
@@ -103,14 +139,9 @@ class PageResult:
     """One finished page (see the module docstring)."""
 
     index: int
-    text: str  # Markdown when ``markdown``, else plain OCR text
     engine: str
-    source: PageSource = "ocr"
-    markdown: bool = False
+    content: PageContent
     seconds: float = 0.0
-    geometry: PageGeometry | None = None
-    layout: PageLayout | None = None  # word boxes (Tesseract) or line boxes (layout analysis)
-    blocks: tuple[Block, ...] | None = None  # text-layer pages: the model blocks, used as they are
     flags: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
     text_layer: str = ""
@@ -120,42 +151,71 @@ class PageResult:
     confidence: Mapping[str, Any] | None = None
     checks: tuple[Mapping[str, Any], ...] = ()
 
+    # -- views on the content ----------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The page's text: the engine's, or the text layer's Markdown."""
+        return self.content.text if isinstance(self.content, EngineText) else self.content.markdown
+
+    @property
+    def source(self) -> PageSource:
+        return "ocr" if isinstance(self.content, EngineText) else "text_layer"
+
+    @property
+    def markdown(self) -> bool:
+        """Whether ``text`` is Markdown (a text-layer page always is)."""
+        return self.content.markdown if isinstance(self.content, EngineText) else True
+
+    @property
+    def geometry(self) -> PageGeometry | None:
+        return self.content.geometry if isinstance(self.content, EngineText) else None
+
+    @property
+    def layout(self) -> PageLayout | None:
+        return self.content.layout if isinstance(self.content, EngineText) else None
+
+    @property
+    def blocks(self) -> tuple[Block, ...] | None:
+        return self.content.blocks if isinstance(self.content, LayerBlocks) else None
+
+    # -- made from the render stage's and the engine's records -------------------------------------
+
     @classmethod
-    def from_layer(cls, page: RenderedPage, layer: LayerPage) -> PageResult:
+    def from_layer(cls, page: LayerPage) -> PageResult:
         return cls(
-            index=page.index, text=layer.markdown, engine="text_layer", source="text_layer", markdown=True,
-            seconds=page.seconds, blocks=layer.blocks, meta=dict(layer.meta), degraded=page.degraded,
+            index=page.index, engine="text_layer", content=page.content, seconds=page.seconds, meta=dict(page.meta),
+            degraded=page.degraded,
         )
 
     @classmethod
-    def from_engine(cls, page: RenderedPage, answer: PageText, engine_markdown: bool) -> PageResult:
+    def from_engine(cls, page: ImagePage, answer: PageText, engine_markdown: bool) -> PageResult:
         layout = answer.layout if answer.layout is not None else page.lines
         geometry = page.geometry
-        turned = int(answer.meta.get("turned") or 0) % 360
-        if turned and geometry is not None:
+        turned = answer.turned % 360
+        if turned:
             # the engine read the page turned further (its upside-down re-read) and its boxes lie
             # on that page: the page's rotation is the whole turn (sidecar, searchable PDF). A
             # half turn keeps the size; a deskew's turn about the centre commutes with it.
-            from dataclasses import replace
-
             size = geometry.size if turned == 180 else (geometry.size[1], geometry.size[0])
             geometry = replace(geometry, rotation=(geometry.rotation + turned) % 360, size=size)
+        meta = dict(answer.meta)
+        if answer.markdown:  # the sidecar's engine details say so (a plain-text engine's page of tables)
+            meta.update(markdown=True)
         return cls(
-            index=page.index, text=answer.text, engine=answer.engine, source="ocr",
-            markdown=engine_markdown or bool(answer.meta.get("markdown")), seconds=answer.seconds,
-            geometry=geometry, layout=layout, flags=tuple(answer.flags), meta=dict(answer.meta),
-            text_layer=page.text_layer_note, degraded=(*page.degraded, *answer.degraded),
+            index=page.index, engine=answer.engine,
+            content=EngineText(answer.text, engine_markdown or answer.markdown, geometry, layout),
+            seconds=answer.seconds, flags=tuple(answer.flags), meta=meta, text_layer=page.text_layer_note,
+            degraded=(*page.degraded, *answer.degraded),
         )
 
     def without_layout(self) -> PageResult:
         """The page without its boxes (kept only when the searchable PDF is written)."""
-        from dataclasses import replace
-
-        return replace(self, layout=None)
+        if isinstance(self.content, EngineText) and self.content.layout is not None:
+            return replace(self, content=replace(self.content, layout=None))
+        return self
 
     def with_degraded(self, extra: Sequence[Degraded]) -> PageResult:
-        from dataclasses import replace
-
         return self if not extra else replace(self, degraded=(*self.degraded, *extra))
 
     # -- the sidecar's page entry ----------------------------------------------------------------
@@ -163,8 +223,8 @@ class PageResult:
     def sidecar(self) -> dict[str, Any]:
         """The sidecar's ``pages[]`` entry (daemon/service/sidecar.py, docs/outputs.md)."""
         out: dict[str, Any] = {"index": self.index}
-        if self.geometry is not None:
-            g = self.geometry.to_json()
+        if isinstance(self.content, EngineText):
+            g = self.content.geometry.to_json()
             out.update(rotation=g["rotation"], cropped=g["cropped"], script=g["script"], size=g["size"],
                        source_size=g["source_size"])
             if "crop_box" in g:
@@ -188,12 +248,13 @@ class PageResult:
     def to_record(self) -> str:
         """JSON for the journal's ``pages.info`` column (the text, engine and source have columns
         of their own)."""
+        c = self.content
         return json.dumps({
             "v": RECORD_VERSION,
-            "markdown": self.markdown,
-            "geometry": None if self.geometry is None else self.geometry.to_json(),
-            "layout": None if self.layout is None else _layout_to_json(self.layout),
-            "blocks": None if self.blocks is None else [block_to_dict(b) for b in self.blocks],
+            "markdown": c.markdown if isinstance(c, EngineText) else True,
+            "geometry": c.geometry.to_json() if isinstance(c, EngineText) else None,
+            "layout": _layout_to_json(c.layout) if isinstance(c, EngineText) and c.layout is not None else None,
+            "blocks": [block_to_dict(b) for b in c.blocks] if isinstance(c, LayerBlocks) else None,
             "text_layer": self.text_layer,
             "degraded": [d.to_json() for d in self.degraded],
         }, ensure_ascii=False)
@@ -208,22 +269,23 @@ class PageResult:
         d = json.loads(info)
         if not isinstance(d, dict) or d.get("v") != RECORD_VERSION:
             raise ValueError("page record of another version")
-        kind: PageSource
+        content: PageContent
         if source == "ocr":
-            kind = "ocr"
+            geo, lay = d.get("geometry"), d.get("layout")
+            if geo is None:
+                raise ValueError("OCR page record without geometry")
+            content = EngineText(text, bool(d["markdown"]), PageGeometry.from_json(geo),
+                                 None if lay is None else _layout_from_json(lay))
         elif source == "text_layer":
-            kind = "text_layer"
+            blocks = d.get("blocks")
+            if blocks is None:
+                raise ValueError("text-layer page record without blocks")
+            content = LayerBlocks(tuple(block_from_dict(b) for b in blocks), text)
         else:
             raise ValueError(f"unknown page source {source!r}")
-        geo = d.get("geometry")
-        lay = d.get("layout")
-        blocks = d.get("blocks")
         return cls(
-            index=index, text=text, engine=engine, source=kind, markdown=bool(d["markdown"]),
-            seconds=seconds, geometry=None if geo is None else PageGeometry.from_json(geo),
-            layout=None if lay is None else _layout_from_json(lay),
-            blocks=None if blocks is None else tuple(block_from_dict(b) for b in blocks),
-            flags=tuple(str(f) for f in flags), meta=dict(meta), text_layer=str(d.get("text_layer") or ""),
+            index=index, engine=engine, content=content, seconds=seconds, flags=tuple(str(f) for f in flags),
+            meta=dict(meta), text_layer=str(d.get("text_layer") or ""),
             degraded=tuple(Degraded.from_json(x) for x in d.get("degraded") or ()),
         )
 

@@ -28,7 +28,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    from daemon.config import EngineCfg
     from daemon.models import RenderOptions
+    from daemon.pagerecord import ImagePage
     from daemon.pages.scantables import find_image_grids, find_image_rule_regions
     from daemon.pages.textlayer import read_or_render
 
@@ -37,7 +39,8 @@ def main() -> int:
     for d in docs:
         if not d["tables"][0]["category"].startswith("scan"):
             continue
-        page = read_or_render(ROOT / d["file"], 0, RenderOptions())
+        page = read_or_render(ROOT / d["file"], 0, RenderOptions.from_config(EngineCfg(), "", False))
+        assert isinstance(page, ImagePage)
         gray = page.image.convert("L").point(GAMMA_LUT)
         best = float("inf")
         for _ in range(args.repeat):

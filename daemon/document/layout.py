@@ -5,10 +5,9 @@ Contract:
 - ``layer_blocks(layer) -> list[Block]``: headings, paragraphs, lists and tables of one page, in
   reading order, as the blocks of ``daemon.document.model`` (inline text is normalised inline
   Markdown: plain text escaped, bold/italic spans as ``**``/``*``).
-- ``layer_page(layer, degraded) -> LayerPage``: those blocks (handed to the writers as they
+- ``layer_page(layer, degraded) -> LayerBlocks``: those blocks (handed to the writers as they
   are) and the same blocks as the page's Markdown (the Markdown the ``md`` writer writes: the raw
-  file, the JSON's page texts and ``ocr-daemon convert`` see the page like a VLM page), with the
-  verdict's measurements in ``meta["text_layer"]``. The layout is an optional stage
+  file, the JSON's page texts and ``ocr-daemon convert`` see the page like a VLM page). The layout is an optional stage
   (``daemon.stages``): if it fails, the page's lines come as plain paragraphs (``plain_blocks``)
   and the failure is appended to ``degraded``.
 
@@ -49,7 +48,7 @@ from collections import Counter
 from daemon.document.inline import escape_markdown_chars
 from daemon.document.lines import is_line_block
 from daemon.document.model import Block, Cell, CodeBlock, Heading, ListBlock, ListItem, Paragraph, Table
-from daemon.pagerecord import LayerPage
+from daemon.pagerecord import LayerBlocks
 from daemon.pages.tables import Grid
 from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
 from daemon.stages import Degraded, Stage, optional
@@ -385,16 +384,13 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
     return out
 
 
-def layer_page(layer: PageLayer, degraded: list[Degraded]) -> LayerPage:
+def layer_page(layer: PageLayer, degraded: list[Degraded]) -> LayerBlocks:
     """See the module docstring. The layout (headings, lists, tables placed) is an optional
     stage: if it fails, the layer's lines become plain paragraphs, one per text block."""
     from daemon.writers.markdown import blocks_md
 
-    v = layer.verdict
-    meta = {"text_layer": {"chars": v.chars, "invisible": v.invisible, "bad": round(v.bad, 4),
-                           "math": round(v.math, 4), "tables": len(layer.tables)}}
     blocks = optional(Stage.TEXT_LAYER_LAYOUT, lambda: layer_blocks(layer), lambda: plain_blocks(layer), degraded)
-    return LayerPage(tuple(blocks), blocks_md(blocks), meta)
+    return LayerBlocks(tuple(blocks), blocks_md(blocks))
 
 
 def plain_blocks(layer: PageLayer) -> list[Block]:

@@ -37,7 +37,7 @@ import concurrent.futures as cf
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from PIL import Image
 
@@ -53,7 +53,11 @@ class PageRequest:
     image: Image.Image  # RGB, upright, already at the engine's target size
     priority: int = 0  # lower = sooner
     languages: list[str] | None = None  # ISO 639-1 hint (Tesseract uses it; VLMs ignore it)
-    meta: dict[str, object] = field(default_factory=dict)
+    # What the render stage found out about the page (``daemon.pagerecord.ImagePage``), so the
+    # Tesseract engine need not find it again (VLMs ignore both): the OSD script ("Latin", "Han",
+    # ...; "" when unknown) and the read-first check's English band (text, mean confidence).
+    script: str = ""
+    band: tuple[str, float] | None = None
 
 
 class Engine(abc.ABC):

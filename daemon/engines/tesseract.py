@@ -46,8 +46,8 @@ language's model: the document's language is decided on its first page by a prob
 the page read with English, or with the CJK models for a page OSD calls Han/Japanese or whose
 English read is unsure), remembered per document (``doc_tag``), and later pages start there; a
 later page whose text is another Latin language is read again with that one (per page only when
-it changes). The script comes from the render stage's OSD (``PageRequest.meta["script"]``);
-``PageRequest.meta["band"]`` (text, confidence), when the render stage read the page's English
+it changes). The script comes from the render stage's OSD (``PageRequest.script``);
+``PageRequest.band`` (text, confidence), when the render stage read the page's English
 band to see it upright (``daemon.pages.orient.upright_by_reading``), is the probe's English band
 (not read again). Pages of one document read at the same time wait for the page that is probing
 the document's language (``daemon.engines.tessdoc``) instead of each probing a band (issue 32).
@@ -358,7 +358,7 @@ class TesseractEngine(Engine):
         allowed: list[str] = [a for a in hint if a in self.languages] or list(self.languages)
         gray = img.convert("L") if img.mode != "L" else img
         gray = gray.point(INK_LUT)  # light grey and orange text darker (see INK_GAMMA)
-        script = str(req.meta.get("script") or "")
+        script = req.script
         degraded: list[Degraded] = []
         plan = self._plan(req, apis, allowed, script, gray, degraded)
         langs = plan.models
@@ -458,8 +458,6 @@ class TesseractEngine(Engine):
                 meta["low_words"] = round(low, 3)
         if len(text.split()) < 3:  # next to nothing read: a blank page, or a page with ink read as nothing?
             meta["ink_ppm"] = round(_ink_ppm(gray))
-        if tables is not None:
-            meta["markdown"] = True  # inline Markdown and HTML tables (daemon.pages.textlayer.unify)
         if plan.probes:
             meta["probe"] = plan.probes
         if first_pass:
@@ -471,11 +469,11 @@ class TesseractEngine(Engine):
         if got_lost is not None:
             meta["lost_text"] = len(got_lost[1])  # lines the read had left out, read again
         if turned:
-            # degrees the engine turned the page on top of the render stage's; ``layout`` is on
-            # the turned page (``daemon.pagerecord.PageResult.from_engine`` adds it to the rotation)
-            meta["turned"] = turned
+            meta["turned"] = turned  # the sidecar's engine details (the pipeline reads ``PageText.turned``)
         return PageText(
             index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout, degraded=degraded,
+            markdown=tables is not None,  # inline Markdown and HTML tables
+            turned=turned,
         )
 
     def _plan(
@@ -507,8 +505,7 @@ class TesseractEngine(Engine):
         # the render stage's read-first upright check read the page's English band already
         # (``daemon.pages.orient.upright_by_reading``; the page as it is, not turned): the probe
         # takes that read as its English band instead of reading one again
-        got: Any = req.meta.get("band")
-        pre: tuple[str, float] | None = (str(got[0]), float(got[1])) if got else None
+        pre: tuple[str, float] | None = (str(req.band[0]), float(req.band[1])) if req.band else None
 
         def read_band(names: list[str], share: float) -> tuple[str, float]:
             nonlocal pre

@@ -83,7 +83,7 @@ def scan_options(max_pages: int, max_image_pixels: int) -> RenderOptions:
     return RenderOptions(
         dpi=SCAN_DPI, longest_edge=1, max_pages=max_pages, max_ocr_pages=max_pages,  # scanned, not OCRed here
         max_image_pixels=max_image_pixels,
-        autorotate=False, crop_borders=False, text_layer="ocr",
+        autorotate=False, crop_borders=False, deskew=True, text_layer="ocr", math_to_engine=False, read_first=False,
     )
 
 

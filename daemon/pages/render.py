@@ -2,22 +2,22 @@
 
 Public API (used by the pipeline; names and signatures are stable):
 
-- ``render_page(path, index, opts) -> Page``: one page. Module-level and returns a picklable
-  ``Page`` so the pipeline can call it in a ``ProcessPoolExecutor``.
-- ``render_document(path, opts) -> Iterator[Page]``: ``page_count`` then every page.
+- ``render_page(path, index, opts) -> ImagePage``: one page (``daemon.pagerecord.ImagePage``:
+  the image and its ``PageGeometry``). Module-level and returns a picklable record so the
+  pipeline can call it in a ``ProcessPoolExecutor``.
 - ``crop_dark_borders(image)``: the scanner-border crop.
 
 Opening and refusing files is ``daemon.pages.probe``'s (``page_count``, ``probe``); turning
-pages upright is ``daemon.pages.orient``'s. When autorotate is on, ``Page.script`` carries the
-OSD script of the page (pass it to the engine as ``PageRequest.meta["script"]`` to save the
-engine a second OSD pass). With ``opts.read_first`` (the Tesseract engine) the page's English text
+pages upright is ``daemon.pages.orient``'s. When autorotate is on, ``geometry.script`` carries the
+OSD script of the page (pass it to the engine as ``PageRequest.script`` to save the engine a
+second OSD pass). With ``opts.read_first`` (the Tesseract engine) the page's English text
 band is read first and OSD runs only where it does not read as upright text
-(``orient.upright_by_reading``); ``Page.band`` then carries that read (text, confidence) for the
-engine's language probe (``PageRequest.meta["band"]``).
+(``orient.upright_by_reading``); ``ImagePage.band`` then carries that read (text, confidence)
+for the engine's language probe (``PageRequest.band``).
 
 Sizes (``opts.dpi`` unset: the VLM, which was trained on pages of 1540 px):
 - PDF pages are rendered so the longest edge is ``opts.longest_edge`` px but never above
-  ``opts.max_dpi`` (a small receipt page stays small rather than being blown up), and a page
+  ``MAX_DPI`` (a small receipt page stays small rather than being blown up), and a page
   that would exceed ``opts.max_image_pixels`` is refused ("page too large to render").
 - Images are always resized so the longest edge is ``opts.longest_edge`` -- downscaled, and
   *upscaled* too: image DPI metadata is unreliable, and both engines read text best at the
@@ -47,14 +47,14 @@ from __future__ import annotations
 import logging
 import struct
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageOps
 
 from daemon.errors import InputError
-from daemon.models import Page, RenderOptions
+from daemon.models import RenderOptions
+from daemon.pagerecord import ImagePage, PageGeometry
 from daemon.pages.deskew import deskew
 from daemon.pages.orient import upright_by_reading, upright_with_script
 from daemon.pages.probe import (
@@ -66,14 +66,18 @@ from daemon.pages.probe import (
     mupdf,
     open_image,
     open_pdf,
-    page_count,
     short,
 )
 from daemon.stages import Degraded, Stage, optional
 
-__all__ = ["render_page", "render_document", "crop_dark_borders", "image_target"]
+__all__ = ["render_page", "crop_dark_borders", "image_target"]
 
 log = logging.getLogger(__name__)
+
+#: PDF pages are never rendered above this resolution at the VLM size (a small receipt page stays
+#: small rather than being blown up); with ``opts.dpi`` a page is never rendered smaller than this
+#: would give. Not a setting: part of the render (``daemon.service.recognize.page_key`` names it).
+MAX_DPI = 200
 
 #: Page sizes (inches, short x long edge) that bound a page rendered at ``opts.dpi``.
 A4_INCHES = (210 / 25.4, 297 / 25.4)
@@ -228,9 +232,9 @@ def _render_pdf_page(path: Path, index: int, opts: RenderOptions) -> tuple[Image
             # at that resolution (a poster at 300 dpi would be hundreds of Mpx).
             budget = (A3_INCHES[0] * opts.dpi) * (A3_INCHES[1] * opts.dpi)
             zoom = min(opts.dpi / 72.0, (budget / (rect.width * rect.height)) ** 0.5)
-            zoom = max(zoom, min(opts.longest_edge / max(rect.width, rect.height), opts.max_dpi / 72.0))
+            zoom = max(zoom, min(opts.longest_edge / max(rect.width, rect.height), MAX_DPI / 72.0))
         else:
-            zoom = min(opts.longest_edge / max(rect.width, rect.height), opts.max_dpi / 72.0)
+            zoom = min(opts.longest_edge / max(rect.width, rect.height), MAX_DPI / 72.0)
         pw, ph = round(rect.width * zoom), round(rect.height * zoom)
         if pw * ph > opts.max_image_pixels:
             raise InputError(f"page too large to render: page {index + 1} would be {pw}x{ph} px")
@@ -283,12 +287,12 @@ def _render_image_page(path: Path, index: int, opts: RenderOptions) -> tuple[Ima
         return _to_rgb(out), source
 
 
-def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
+def render_page(path: Path, index: int, opts: RenderOptions) -> ImagePage:
     """Render page ``index`` (0-based) of ``path`` as an upright RGB page at the target size.
 
-    Raises ``InputError`` for bad files (see ``page_count``); ``IndexError`` for an index out of
-    range (a caller bug). Safe to call in worker processes: module-level, returns a ``Page``
-    whose PIL image pickles.
+    Raises ``InputError`` for bad files (see ``probe.page_count``); ``IndexError`` for an index
+    out of range (a caller bug). Safe to call in worker processes: module-level, returns an
+    ``ImagePage`` whose PIL image pickles.
     """
     path = Path(path)
     kind, _ = classify(path)
@@ -299,7 +303,7 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
         img, source = _render_image_page(path, index, opts)
         target = image_target(opts, source)
     # The crop and the upright turn are optional stages (daemon.stages): one that fails leaves
-    # the page as it was, recorded in ``Page.degraded``; the page is still read.
+    # the page as it was, recorded in ``ImagePage.degraded``; the page is still read.
     degraded: list[Degraded] = []
     crop_box = None
     if opts.crop_borders:
@@ -331,13 +335,8 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
         img, skew = optional(Stage.DESKEW, lambda: deskew(straight), lambda: (straight, 0.0), degraded)
         unskewed = straight.size if skew else None
     img.load()
-    return Page(
-        index=index, image=img, rotation=rotation, cropped=crop_box is not None, source_size=source, script=script,
-        crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded, band=band,
+    geometry = PageGeometry(
+        size=img.size, source_size=source, rotation=rotation, cropped=crop_box is not None, crop_box=crop_box,
+        script=script, skew=skew, unskewed_size=unskewed,
     )
-
-
-def render_document(path: Path, opts: RenderOptions) -> Iterator[Page]:
-    """``page_count`` then ``render_page`` for each page, in order."""
-    for i in range(page_count(path, opts)):
-        yield render_page(path, i, opts)
+    return ImagePage(index, img, geometry, degraded=tuple(degraded), band=band)

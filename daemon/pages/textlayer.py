@@ -2,13 +2,14 @@
 
 Contract:
 
-- ``read_or_render(path, index, opts, lines=False) -> RenderedPage``: the render stage's entry
-  point for one page (module-level, picklable result, run in render worker processes). With
-  ``opts.text_layer == "ocr"``, or for images, the page is rendered (``render.render_page``).
-  Otherwise the PDF page's text layer is judged (``judge``); a real text layer gives the page's
-  ``layer`` (model blocks built by ``daemon.document.layout``, and their Markdown; the engine never
-  sees the page), anything else an image for the engine whose ``text_layer_note`` says why the
-  layer was not used. Optional stages that failed (the layer's tables and layout, orientation,
+- ``read_or_render(path, index, opts, lines=False) -> ImagePage | LayerPage``: the render
+  stage's entry point for one page (module-level, picklable result, run in render worker
+  processes). With ``opts.text_layer == "ocr"``, or for images, the page is rendered
+  (``render.render_page``: an ``ImagePage``). Otherwise the PDF page's text layer is judged
+  (``judge``); a real text layer gives a ``LayerPage`` (model blocks built by
+  ``daemon.document.layout``, their Markdown, and the verdict's measurements; the engine never
+  sees the page), anything else an ``ImagePage`` whose ``text_layer_note`` says why the layer was
+  not used. Optional stages that failed (the layer's tables and layout, orientation,
   crop, line boxes) are in ``degraded``. Raises what ``render_page`` raises. The last two PDFs stay open in the
   calling process (a worker reads a document's pages in a row), used under a lock.
 - ``read_layer(page, mode, math_to_engine) -> PageLayer``: one PyMuPDF page -> the verdict plus,
@@ -56,12 +57,12 @@ import re
 import threading
 import time
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.models import PageText, RenderOptions
-from daemon.pagerecord import PageGeometry, RenderedPage
+from daemon.models import RenderOptions
+from daemon.pagerecord import LayerPage, RenderedPage
 from daemon.pages import probe, render
 from daemon.pages.probe import mupdf
 from daemon.pages.tablecheck import check, overlapping, tokens
@@ -546,17 +547,16 @@ def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = Fa
     searchable PDF of an engine without word boxes; optional stage ``pdf_alignment``)."""
     t0 = time.monotonic()
     path = Path(path)
-    mode = getattr(opts, "text_layer", "auto")
     degraded: list[Degraded] = []
     note = ""
-    if mode != "ocr" and _is_pdf(path):
+    if opts.text_layer != "ocr" and _is_pdf(path):
         from daemon.document.layout import layer_page
 
         with _OPEN_LOCK:  # a kept-open document is used by one thread at a time (MuPDF's rule)
-            layer = _read_kept_open(path, index, mode, bool(getattr(opts, "math_to_engine", False)), degraded)
+            layer = _read_kept_open(path, index, opts.text_layer, opts.math_to_engine, degraded)
         if layer is not None and layer.verdict.use:
-            lp = layer_page(layer, degraded)
-            return RenderedPage(index, layer=lp, degraded=tuple(degraded), seconds=time.monotonic() - t0)
+            content = layer_page(layer, degraded)
+            return LayerPage(index, content, verdict_meta(layer), tuple(degraded), time.monotonic() - t0)
         note = layer.verdict.reason if layer is not None else ""  # None: the renderer names the problem
     page = render.render_page(path, index, opts)
     boxes = None
@@ -565,14 +565,16 @@ def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = Fa
 
         img = page.image
         boxes = optional(Stage.PDF_ALIGNMENT, lambda: find_lines(img), lambda: None, degraded)
-    geometry = PageGeometry(
-        size=page.image.size, source_size=page.source_size, rotation=page.rotation, cropped=page.cropped,
-        crop_box=page.crop_box, script=page.script, skew=page.skew, unskewed_size=page.unskewed_size,
+    return replace(
+        page, lines=boxes, text_layer_note=note, degraded=(*page.degraded, *degraded), seconds=time.monotonic() - t0,
     )
-    return RenderedPage(
-        index, image=page.image, geometry=geometry, lines=boxes, text_layer_note=note,
-        degraded=(*page.degraded, *degraded), seconds=time.monotonic() - t0, band=page.band,
-    )
+
+
+def verdict_meta(layer: PageLayer) -> dict[str, Any]:
+    """The verdict's measurements of a layer that is used (the sidecar's ``pages[].meta``)."""
+    v = layer.verdict
+    return {"text_layer": {"chars": v.chars, "invisible": v.invisible, "bad": round(v.bad, 4),
+                           "math": round(v.math, 4), "tables": len(layer.tables)}}
 
 
 def _read_kept_open(
@@ -591,28 +593,3 @@ def _read_kept_open(
         except Exception as e:  # a page MuPDF cannot read text from: OCR it
             layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
     return layer
-
-
-def unify(texts: list[PageText], engine_markdown: bool) -> tuple[list[str], bool]:
-    """The page strings of a document and whether they are Markdown. A plain-text engine's
-    document with pages from the text layer (or scanned tables, ``meta["markdown"]``) becomes
-    Markdown as a whole: its plain pages are escaped into the same paragraphs
-    ``parse_plain_page`` would make, so the writers see one kind of text."""
-    marked = [t.source == "text_layer" or bool(t.meta.get("markdown")) for t in texts]
-    if engine_markdown or not any(marked):
-        return [t.text for t in texts], engine_markdown
-    from daemon.document.inline import escape_plain
-
-    out: list[str] = []
-    for t, md in zip(texts, marked, strict=True):
-        if md:
-            out.append(t.text)
-            continue
-        text = t.text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
-        paras = []
-        for chunk in re.split(r"\n\s*\n", text):
-            lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
-            if lines:
-                paras.append(escape_plain("\n".join(lines)))
-        out.append("\n\n".join(paras))
-    return out, True

@@ -9,7 +9,7 @@ check that cannot run is a failed check):
 - ``found_in_order(expected, got)``: the share of ``expected`` found in ``got`` in the same order
   (difflib's matching blocks: the longest common subsequence it finds).
 - ``check_pdf(data, pages, report) -> list[CheckResult]``: for each page the PDF writer placed
-  text on (``report["pages"][i]["placement"]`` other than ``text_layer``), the text PyMuPDF
+  text on (``report.pages[i].placement`` other than ``text_layer``), the text PyMuPDF
   extracts from the written PDF page (content-stream order) must hold ``PDF_MIN_FOUND`` of the
   page's words in order. Words in scripts outside the 11 languages that PyMuPDF does not give
   back as they were placed are left out on both sides (``_JUDGED_NOT``: right-to-left scripts
@@ -39,7 +39,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from daemon.writers.pdf import PdfReport
 
 #: Share of a page's words its PDF text layer must hold, in order. Below it the layer is wrong
 #: (a page with no text, text off the page, lines in reverse); above it only extraction details
@@ -119,11 +122,11 @@ def text_words(text: str, markdown: bool) -> list[str]:
     return tokens("\n".join(line for para in plain_lines(text, markdown) for line in para) if markdown else text)
 
 
-def check_pdf(data: bytes, pages: Sequence[Any], report: dict[str, Any] | None) -> list[CheckResult]:
+def check_pdf(data: bytes, pages: Sequence[Any], report: PdfReport | None) -> list[CheckResult]:
     """See the module docstring (``pages``: the ``PageResult``s the PDF was written from)."""
     import pymupdf
 
-    placed = {int(e["page"]) - 1: e for e in (report or {}).get("pages", []) if e.get("placement") != "text_layer"}
+    placed = {e.index for e in (report.pages if report is not None else []) if e.placement != "text_layer"}
     wanted = [(p, page_words(p)) for p in pages if p.index in placed]
     wanted = [(p, w) for p, w in wanted if w]
     if not wanted:

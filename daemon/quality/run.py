@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.models import PageLayout, TextLine
-from daemon.pagerecord import PageResult
+from daemon.pagerecord import EngineText, PageResult
 from daemon.quality.checks import CheckResult, check_pdf, check_tables, check_txt
 from daemon.quality.confidence import is_low, page_confidence
 from daemon.quality.review import Review
 from daemon.stages import Degraded, Stage, optional
+from daemon.writers.pdf import PdfInput, PdfOutput, write_pdf
 
 LOW_CONFIDENCE = "low_confidence"
 
@@ -76,29 +77,29 @@ def _record(results: Sequence[CheckResult], quality: dict[int, PageQuality], rev
             review.add(r.check, page=r.page + 1, detail=r.detail)
 
 
-def _replaced(p: Any) -> Any:
-    """A ``PdfPage`` to place again: its words dropped (its text spread over its line boxes), or
-    with no layout at all when it had no words (the text spread over the page)."""
-    lay: PageLayout | None = p.layout
+def _replaced(p: PageResult) -> PageResult:
+    """A page to place again: its words dropped (its text spread over its line boxes), or with
+    no layout at all when it had no words (the text spread over the page)."""
+    if not isinstance(p.content, EngineText):
+        return p
+    lay = p.content.layout
     if lay is not None and lay.has_words and lay.lines:
         lines = [TextLine(ln.box, [], ln.block) for ln in lay.lines]
-        return dataclasses.replace(p, layout=PageLayout(lay.size, lines, has_words=False))
-    return dataclasses.replace(p, layout=None)
+        return dataclasses.replace(p, content=dataclasses.replace(p.content, layout=PageLayout(lay.size, lines, has_words=False)))
+    return dataclasses.replace(p, content=dataclasses.replace(p.content, layout=None))
 
 
-def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review,
-                quality: dict[int, PageQuality]) -> Any:
-    """See the module docstring (``job``: the ``PdfInput``, ``made``: its ``PdfOutput``)."""
-    from daemon.writers.pdf import PdfOutput, write_pdf
-
+def checked_pdf(job: PdfInput, made: PdfOutput, pages: Sequence[PageResult], review: Review,
+                quality: dict[int, PageQuality]) -> PdfOutput:
+    """See the module docstring."""
     sink: list[Degraded] = []
     unchecked: list[CheckResult] = []
     results = optional(Stage.PDF_TEXT, lambda: check_pdf(made.data, pages, made.report), lambda: unchecked, sink)
     if sink:  # the check itself could not run: every placed page is unchecked, and says so
-        for e in made.report.get("pages", []):
-            if e.get("placement") != "text_layer":
-                e.setdefault("degraded", []).append(sink[0].to_json())
-                review.add(Stage.PDF_TEXT.value, page=int(e["page"]), detail="not checked")
+        for e in made.report.pages:
+            if e.placement != "text_layer":
+                e.check_degraded.append(sink[0])
+                review.add(Stage.PDF_TEXT.value, page=e.page, detail="not checked")
         return made
     bad = {r.page for r in results if not r.ok}
     if bad:
@@ -112,17 +113,17 @@ def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review
             if sum(retried[i].ok for i in bad if i in retried) > 0:  # it helped: this PDF is written
                 made = remade
                 results = [retried.get(r.page, r) if r.page in bad else r for r in results]
-    entries = {int(e["page"]) - 1: e for e in made.report.get("pages", [])}
+    entries = {e.index: e for e in made.report.pages}
     for r in results:
         entry = entries.get(r.page)
         if entry is None:
             continue
-        entry["text_found"] = round(r.score, 3)
+        entry.text_found = round(r.score, 3)
         if not r.ok:
             if r.score == 0.0:
-                entry["placement"] = "none"  # never claim words were placed on a page that has none
-            entry.setdefault("degraded", []).append(
-                {"stage": Stage.PDF_TEXT.value, "error": f"the PDF page's text layer fails its check: {r.detail}"}
+                entry.placement = "none"  # never claim words were placed on a page that has none
+            entry.check_degraded.append(
+                Degraded(Stage.PDF_TEXT.value, f"the PDF page's text layer fails its check: {r.detail}")
             )
     _record(results, quality, review)
     return made

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from daemon.config import Config
 from daemon.document.model import Document as ParsedDocument
@@ -46,7 +45,7 @@ from daemon.understand.classify import classify
 from daemon.understand.language import warm as language_warm
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
-from daemon.writers.pdf import PdfInput, pdf_pages, pdf_suffix, pdf_title, write_pdf
+from daemon.writers.pdf import PdfInput, PdfReport, pdf_suffix, pdf_title, write_pdf
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +61,7 @@ class Prepared:
     seconds: dict[str, float]  # "classify" (with routing), "render", "checks" (the quality check's part of both)
     texts: list[str]  # the page texts the outputs were made from (the raw file, the JSON's pages)
     markdown: bool  # those texts are Markdown
-    pdf_report: dict[str, Any] | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
+    pdf_report: PdfReport | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
     degraded: list[Degraded] = field(default_factory=list)  # document-level optional stages that failed
     review: Review = field(default_factory=Review)  # why the document needs review (daemon.quality)
     quality: dict[int, PageQuality] = field(default_factory=dict)  # page index -> confidence, flag, checks
@@ -147,7 +146,7 @@ def prepare_outputs(
         # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
         route = next((r for r in cfg.routes if r.name == decision.name), None)
         job = PdfInput(
-            src, pdf_pages(pages), engine_markdown, language=cls.language, title=pdf_title(parsed, src),
+            src, pages, engine_markdown, language=cls.language, title=pdf_title(parsed, src),
             pdfa=bool(route and route.pdfa),
         )
         made = optional(Stage.PDF, lambda: write_pdf(job), lambda: None, degraded)
@@ -161,7 +160,7 @@ def prepare_outputs(
             report = made.report
         else:  # the text outputs are not lost for a PDF that cannot be made
             log.warning("%s: no pdf output: %s", display(src.name), degraded[-1].error)
-            report = {"error": f"the searchable PDF could not be made: {degraded[-1].error}"}
+            report = PdfReport(error=f"the searchable PDF could not be made: {degraded[-1].error}")
     for d in degraded:
         if d.stage == Stage.QUALITY.value:  # a check that could not run is no pass: never silent
             review.add("quality check failed", detail=d.error[:120])

@@ -60,7 +60,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from daemon.config import Config
 from daemon.engines.base import Engine
@@ -86,6 +86,7 @@ from daemon.stages import Degraded, describe
 from daemon.understand.route import choose_route
 from daemon.writers import render_outputs
 from daemon.writers.convert import join_raw_pages
+from daemon.writers.pdf import PdfReport
 
 log = logging.getLogger(__name__)
 
@@ -109,20 +110,8 @@ class Outcome:
     pages: int = 0
 
 
-def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
-    e = cfg.engine
-    return RenderOptions(
-        dpi=e.tesseract.render_dpi if engine_name == "tesseract" else None,  # per-engine resolution
-        longest_edge=e.render_longest_edge,
-        max_pages=e.max_pages,
-        max_ocr_pages=e.max_ocr_pages,
-        max_image_pixels=e.max_image_pixels,
-        autorotate=e.autorotate,
-        read_first=engine_name == "tesseract",
-        crop_borders=e.crop_borders,
-        deskew=e.deskew,
-        text_layer=e.text_layer,
-    )
+def render_options(cfg: Config, engine_name: str = "", math_to_engine: bool = False) -> RenderOptions:
+    return RenderOptions.from_config(cfg.engine, engine_name, math_to_engine)
 
 
 class Pipeline:
@@ -231,8 +220,8 @@ class Pipeline:
         """The recipe: open -> render and recognise every page -> finish."""
         timings: dict[str, float] = {}
         t0 = time.monotonic()
-        opts = render_options(self.cfg, self.engine.name)
-        opts.math_to_engine = self.engine.output_is_markdown  # a VLM writes math as LaTeX (textlayer)
+        # math_to_engine: a VLM writes math as LaTeX (textlayer)
+        opts = render_options(self.cfg, self.engine.name, self.engine.output_is_markdown)
         n = self._page_count(src, opts)
         timings["count"] = time.monotonic() - t0
         self.journal.set_total_pages(doc.id, n)
@@ -516,12 +505,12 @@ def _count_review(doc: Document, pages: list[PageResult], prep: Prepared) -> Non
         log.warning("%s needs review: %s", doc.tag, "; ".join(str(r) for r in prep.review.reasons))
 
 
-def _with_pdf_degradations(pages: list[PageResult], report: dict[str, Any] | None) -> list[PageResult]:
+def _with_pdf_degradations(pages: list[PageResult], report: PdfReport | None) -> list[PageResult]:
     """The pages with the PDF writer's per-page failures (line alignment) added to them."""
     by_page: dict[int, list[Degraded]] = {}
-    for entry in (report or {}).get("pages", []):
-        for d in entry.get("degraded", []):
-            by_page.setdefault(int(entry["page"]) - 1, []).append(Degraded.from_json(d))
+    for entry in report.pages if report is not None else []:
+        for d in entry.all_degraded():
+            by_page.setdefault(entry.index, []).append(d)
     return [p.with_degraded(by_page.get(p.index, [])) for p in pages]
 
 

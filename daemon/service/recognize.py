@@ -34,8 +34,8 @@ from daemon.engines.base import Engine, PageRequest
 from daemon.errors import InputError, WorkerCrash
 from daemon.journal.store import Journal
 from daemon.models import Document, RenderOptions
-from daemon.pagerecord import PageResult, RenderedPage
-from daemon.pages import probe, textlayer
+from daemon.pagerecord import ImagePage, LayerPage, PageResult, RenderedPage
+from daemon.pages import probe, render, textlayer
 from daemon.pages.renderpool import RenderPool, RenderTask
 from daemon.service import metrics
 
@@ -46,7 +46,7 @@ def page_key(engine: str, opts: RenderOptions, languages: list[str] | None) -> s
     """What a recorded page was read with: a page recorded under another key (another engine,
     render size or language hint) is read again on resume, never mixed in."""
     return (
-        f"{engine}|edge={opts.longest_edge},dpi={opts.max_dpi},at={opts.dpi},rot={int(opts.autorotate)},"
+        f"{engine}|edge={opts.longest_edge},dpi={render.MAX_DPI},at={opts.dpi},rot={int(opts.autorotate)},"
         f"crop={int(opts.crop_borders)},deskew={int(opts.deskew)},layer={opts.text_layer}"
         f"|langs={','.join(languages or [])}"
     )
@@ -84,7 +84,7 @@ class Recognizer:
         with_lines = self.want_pdf and not getattr(self.engine, "word_boxes", False)
         limit = self.cfg.engine.render_timeout
         rendering: dict[RenderTask, int] = {}
-        reading: dict[cf.Future[Any], RenderedPage] = {}
+        reading: dict[cf.Future[Any], ImagePage] = {}
         next_t = 0
         # engine.max_ocr_pages: probe.page_count refused what had no text at all; a page whose
         # layer is not usable (glyph soup, an OCR layer) is known only once rendered
@@ -106,25 +106,22 @@ class Recognizer:
                 for f in done:
                     if f in rendering:
                         assert isinstance(f, RenderTask)
-                        page = self._rendered(f, rendering.pop(f))
-                        if page.layer is not None:  # the PDF's own text: no engine
-                            metrics.page_from_text_layer(doc.id)
-                            self._record(doc, key, PageResult.from_layer(page, page.layer), results, on_page)
-                            continue
-                        to_ocr += 1
-                        if to_ocr > opts.max_ocr_pages:
-                            raise InputError(probe.ocr_limit_reason(to_ocr, n, opts.max_ocr_pages, at_least=True))
-                        metrics.page_rendered(doc.id, f.started)
-                        assert page.image is not None and page.geometry is not None
-                        # The render stage already ran OSD (or read the page's text band, which
-                        # showed it upright); the Tesseract engine reuses its script and band.
-                        meta: dict[str, Any] = {"script": page.geometry.script}
-                        if page.band is not None:
-                            meta["band"] = page.band
-                        req = PageRequest(
-                            doc.tag, page.index, page.image, priority=page.index, languages=langs, meta=meta,
-                        )
-                        reading[self.engine.submit(req)] = page
+                        match self._rendered(f, rendering.pop(f)):
+                            case LayerPage() as layer:  # the PDF's own text: no engine
+                                metrics.page_from_text_layer(doc.id)
+                                self._record(doc, key, PageResult.from_layer(layer), results, on_page)
+                            case ImagePage() as page:
+                                to_ocr += 1
+                                if to_ocr > opts.max_ocr_pages:
+                                    raise InputError(probe.ocr_limit_reason(to_ocr, n, opts.max_ocr_pages, at_least=True))
+                                metrics.page_rendered(doc.id, f.started)
+                                # The render stage already ran OSD (or read the page's text band,
+                                # which showed it upright); the Tesseract engine reuses both.
+                                req = PageRequest(
+                                    doc.tag, page.index, page.image, priority=page.index, languages=langs,
+                                    script=page.geometry.script, band=page.band,
+                                )
+                                reading[self.engine.submit(req)] = page
                     else:
                         page = reading.pop(f)
                         answer = f.result()
@@ -169,7 +166,8 @@ class Recognizer:
             raise WorkerCrash("the render worker crashed on this file") from e
         except MemoryError as e:
             raise WorkerCrash(f"page {i + 1} needed more than {self.cfg.engine.render_memory_mb} MB to render") from e
-        assert isinstance(page, RenderedPage)
+        if not isinstance(page, ImagePage | LayerPage):
+            raise TypeError(f"the render stage returned {type(page).__name__}")
         return page
 
     def _kill_late(self, rendering: dict[RenderTask, int], limit: float) -> None:

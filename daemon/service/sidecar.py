@@ -26,6 +26,7 @@ from daemon.names import display
 from daemon.pagerecord import PageResult
 from daemon.quality.review import Review
 from daemon.stages import Degraded
+from daemon.writers.pdf import PdfReport
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Sidecar:
     doc_date: str | None = None
     pages: tuple[PageResult, ...] = ()
     processed_at: str = ""
-    pdf: Mapping[str, Any] | None = None
+    pdf: PdfReport | None = None
     degraded: tuple[Degraded, ...] = ()
     duplicate_of: DuplicateOf | None = None
     outputs: tuple[str, ...] | None = None
@@ -70,7 +71,7 @@ class Sidecar:
     @classmethod
     def of_document(
         cls, doc: Document, c: Classification, route: str, engine: str, pages: Sequence[PageResult],
-        archived_to: Path | None, pdf: Mapping[str, Any] | None, degraded: Sequence[Degraded],
+        archived_to: Path | None, pdf: PdfReport | None, degraded: Sequence[Degraded],
         batch: Mapping[str, Any] | None = None, review: Review | None = None,
         classification: Mapping[str, Any] | None = None,
     ) -> Sidecar:
@@ -121,7 +122,7 @@ class Sidecar:
             )
         out["archived_to"] = self.archived_to
         if self.pdf is not None:
-            out["pdf"] = dict(self.pdf)
+            out["pdf"] = self.pdf.to_json()
         out["degraded"] = [d.to_json() for d in self.degraded]
         if self.review is not None:  # "review": true and its reasons (docs/outputs.md, "Review")
             out.update(self.review.to_json())

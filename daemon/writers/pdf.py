@@ -2,11 +2,13 @@
 
 Contract:
 
-``write_pdf(inp: PdfInput) -> PdfOutput``: ``data`` is a PDF with one page per source page, in
-order, and ``report`` what the sidecar records (``pages``: per page how its text was placed --
-``words``, ``lines``, ``blocks``, ``page``, ``none`` (no text), ``text_layer`` (left untouched:
-the page's text came from its own text layer, or a PDF page that already has text); ``pdfa``:
-``"PDF/A-2b"`` or the error that kept the plain PDF). It reads ``inp.source`` (never writes it),
+``write_pdf(inp: PdfInput) -> PdfOutput``: ``inp.pages`` are the finished page records
+(``daemon.pagerecord.PageResult``: an ``EngineText`` page's text, boxes and ``PageGeometry``);
+``data`` is a PDF with one page per source page, in order, and ``report`` (``PdfReport``, the
+sidecar's ``pdf``: ``to_json()``) what the sidecar records (``pages``: per page how its text was
+placed -- ``words``, ``lines``, ``blocks``, ``page``, ``none`` (no text), ``text_layer`` (left
+untouched: the page's text came from its own text layer, or a PDF page that already has text);
+``pdfa``: ``"PDF/A-2b"`` or the error that kept the plain PDF). It reads ``inp.source`` (never writes it),
 raises ``InputError`` only when the source cannot be opened as the pages the daemon read, and
 is deterministic for the same input (no timestamps or random ids in the bytes).
 
@@ -21,7 +23,7 @@ is deterministic for the same input (no timestamps or random ids in the bytes).
   EXIF orientation as the page's /Rotate (an alpha channel becomes a soft mask).
   Images img2pdf refuses (mirrored EXIF orientations, modes it cannot store) are decoded with
   Pillow, turned by EXIF, put on white and stored losslessly.
-- Both: the daemon's own upright turn (``PdfPage.rotation``: OSD, the orientation probe, the
+- Both: the daemon's own upright turn (``PageGeometry.rotation``: OSD, the orientation probe, the
   engine's upside-down re-read) is added to the page's /Rotate, so every page shows upright, as
   the engine read it, and its text layer runs the way the page reads.
 - Text: OCRmyPDF's text-layer renderer (``ocrmypdf.fpdf_renderer``, fpdf2; imported without the
@@ -40,7 +42,7 @@ is deterministic for the same input (no timestamps or random ids in the bytes).
   PDF/A-2 settings and pdfmark (sRGB output intent; JPEGs passed through, other images Flate),
   then pikepdf declares PDF/A and sets the metadata, and pikepdf's PDF/A validator
   (``pikepdf.pdfa.check``) must pass; on any failure the plain PDF is written and
-  ``report["pdfa_error"]`` says why.
+  ``report.pdfa_error`` says why.
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image, ImageOps
 
 from daemon.errors import InputError
-from daemon.models import PageLayout, TextBox
-from daemon.pagerecord import PageResult
+from daemon.models import TextBox
+from daemon.pagerecord import EngineText, PageGeometry, PageResult
 from daemon.pages.deskew import unskew_point
 from daemon.stages import Degraded, Stage, optional
 from daemon.writers.pdflayout import PlacedLine, Placement, place_text
@@ -79,26 +81,9 @@ PRODUCER = "ocr-daemon"
 
 
 @dataclass(frozen=True)
-class PdfPage:
-    """What the PDF writer needs about one page: the engine's text and the geometry of the
-    image the engine read (see ``daemon.models.Page``)."""
-
-    index: int
-    text: str
-    size: tuple[int, int]  # the engine image (w, h) px
-    source_size: tuple[int, int]  # the decoded page (w, h) px before crop and resize
-    rotation: int = 0  # degrees clockwise the daemon turned the page to make it upright
-    crop_box: tuple[int, int, int, int] | None = None  # in source px (after EXIF orientation)
-    skew: float = 0.0  # degrees the deskew stage turned the upright page by (daemon.pages.deskew)
-    unskewed_size: tuple[int, int] | None = None  # the upright page's size before that turn
-    layout: PageLayout | None = None
-    source: str = "ocr"  # "text_layer": the PDF's own text; the page is left untouched
-
-
-@dataclass(frozen=True)
 class PdfInput:
     source: Path
-    pages: list[PdfPage]
+    pages: Sequence[PageResult]  # every page of the source, in order: its text, boxes and geometry
     markdown: bool  # page texts are engine Markdown (VLM) rather than plain text
     language: str = "unknown"
     title: str = ""
@@ -106,31 +91,67 @@ class PdfInput:
 
 
 @dataclass
+class PdfPageReport:
+    """How one page's text was placed (the sidecar's ``pdf.pages[]``): ``page`` (1-based), its
+    ``placement``, ``lines`` drawn (None: left untouched), the placement's failures; what the
+    check of the written PDF found (``daemon.quality.run``): ``text_found``, ``check_degraded``."""
+
+    page: int
+    placement: str
+    lines: int | None = None
+    degraded: list[Degraded] = field(default_factory=list)
+    text_found: float | None = None
+    check_degraded: list[Degraded] = field(default_factory=list)
+
+    @property
+    def index(self) -> int:
+        """The page's 0-based index."""
+        return self.page - 1
+
+    def all_degraded(self) -> list[Degraded]:
+        """The placement's failures, then the check's."""
+        return [*self.degraded, *self.check_degraded]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"page": self.page, "placement": self.placement}
+        if self.lines is not None:
+            out["lines"] = self.lines
+        # the placement's failures come before the check's figure, the check's alone after it
+        if self.degraded:
+            out["degraded"] = [d.to_json() for d in self.all_degraded()]
+        if self.text_found is not None:
+            out["text_found"] = self.text_found
+        if self.check_degraded and not self.degraded:
+            out["degraded"] = [d.to_json() for d in self.check_degraded]
+        return out
+
+
+@dataclass
+class PdfReport:
+    """What the sidecar records about the searchable PDF (its ``pdf``): per page how its text was
+    placed, and the PDF/A outcome (``pdfa``: ``"PDF/A-2b"``, or ``pdfa_error``: why the plain PDF
+    was written instead); or, for a PDF that could not be made at all, why (``error``, alone)."""
+
+    pages: list[PdfPageReport] = field(default_factory=list)
+    pdfa: str | None = None
+    pdfa_error: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"error": self.error}
+        out: dict[str, Any] = {"pages": [p.to_json() for p in self.pages]}
+        if self.pdfa is not None:
+            out["pdfa"] = self.pdfa
+        if self.pdfa_error is not None:
+            out["pdfa_error"] = self.pdfa_error
+        return out
+
+
+@dataclass
 class PdfOutput:
     data: bytes
-    report: dict[str, Any] = field(default_factory=dict)
-
-
-def pdf_pages(pages: Sequence[PageResult]) -> list[PdfPage]:
-    """``PdfPage``s from the finished pages: their text, boxes and the geometry of the image the
-    engine read. A page read from the PDF's own text layer has no image: it is left untouched
-    (``source="text_layer"``), so its size is never used."""
-    out = []
-    for p in pages:
-        g = p.geometry
-        out.append(PdfPage(
-            index=p.index,
-            text=p.text,
-            size=g.size if g is not None else (0, 0),
-            source_size=g.source_size if g is not None else (0, 0),
-            rotation=g.rotation if g is not None else 0,
-            crop_box=g.crop_box if g is not None else None,
-            skew=g.skew if g is not None else 0.0,
-            unskewed_size=g.unskewed_size if g is not None else None,
-            layout=p.layout,
-            source=p.source if g is not None else "text_layer",
-        ))
-    return out
+    report: PdfReport = field(default_factory=PdfReport)
 
 
 def pdf_suffix(src: Path, destination: Path) -> str:
@@ -197,7 +218,7 @@ def _page_rotate(page: pikepdf.Page) -> int:
         return 0
 
 
-def text_matrix(p: PdfPage, box: tuple[float, float, float, float], rotate: int) -> tuple[float, ...]:
+def text_matrix(p: PageGeometry, box: tuple[float, float, float, float], rotate: int) -> tuple[float, ...]:
     """Matrix from the text layer's space (engine image px as points, y up) to the user space
     of a page with crop ``box`` and /Rotate ``rotate`` that the daemon rendered to ``p``."""
     we, he = p.size
@@ -285,14 +306,15 @@ def _has_own_text(fz: Any, index: int) -> bool:
 # --------------------------------------------------------------------------- text layer
 
 
-def _placed_tree(p: PdfPage, markdown: bool) -> tuple[Placement, Any]:
+def _placed_tree(t: EngineText, markdown: bool) -> tuple[Placement, Any]:
     """The page's text placed on it, and the OCR tree OCRmyPDF's renderer draws (None: no line)."""
-    placed = place_text(p.text, p.layout, markdown, p.size)
-    drawn = placed if not p.skew else _unskewed(placed, p)
-    return placed, (_ocr_tree(_as_drawn(p), drawn) if drawn.lines else None)
+    g = t.geometry
+    placed = place_text(t.text, t.layout, markdown, g.size)
+    drawn = placed if not g.skew else _unskewed(placed, g)
+    return placed, (_ocr_tree(_as_drawn(g), drawn) if drawn.lines else None)
 
 
-def _as_drawn(p: PdfPage) -> PdfPage:
+def _as_drawn(p: PageGeometry) -> PageGeometry:
     """The page as its text layer is drawn: a deskewed page's layer goes on the page as it was
     scanned (askew), in the coordinates of the image before the deskew turn."""
     if not p.skew or p.unskewed_size is None:
@@ -300,7 +322,7 @@ def _as_drawn(p: PdfPage) -> PdfPage:
     return dataclasses.replace(p, size=p.unskewed_size, skew=0.0, unskewed_size=None)
 
 
-def _unskewed(placed: Placement, p: PdfPage) -> Placement:
+def _unskewed(placed: Placement, p: PageGeometry) -> Placement:
     """The lines of a deskewed page moved back onto the askew scan as upright lines: each word
     at its own x there, the line at the height of its middle. Not turned lines: poppler
     (pdftotext, evince's search) splits text drawn a few degrees off the horizontal into single
@@ -334,7 +356,7 @@ def _is_cjk(text: str) -> bool:
     return any(0x3040 <= ord(c) <= 0x30FF or 0x3400 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF for c in text)
 
 
-def _ocr_tree(p: PdfPage, placed: Placement) -> Any:
+def _ocr_tree(p: PageGeometry, placed: Placement) -> Any:
     _load_renderer()
     from ocrmypdf.models.ocr_element import BoundingBox, OcrClass, OcrElement
 
@@ -484,42 +506,43 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
         raise InputError(f"the source does not open as a PDF for the PDF output ({e})") from e
     if len(pdf.pages) != len(inp.pages):
         raise InputError(f"the source has {len(pdf.pages)} pages, the daemon read {len(inp.pages)}")
-    report_pages: list[dict[str, Any]] = []
+    report = PdfReport()
     trees: list[tuple[int, Any]] = []
+    drawn: dict[int, PageGeometry] = {}  # page index -> the geometry its text layer is drawn in
     with tempfile.TemporaryDirectory(prefix="ocr-daemon-pdf-") as tmpd:
         tmp = Path(tmpd)
         for p in inp.pages:
             page = pdf.pages[p.index]
-            if p.source == "text_layer" or (fz is not None and _has_own_text(fz, p.index)):
-                report_pages.append({"page": p.index + 1, "placement": "text_layer"})
+            t = p.content
+            if not isinstance(t, EngineText) or (fz is not None and _has_own_text(fz, p.index)):
+                report.pages.append(PdfPageReport(p.index + 1, "text_layer"))
                 continue
             # Placing the text on the page is an optional stage (daemon.stages): a page whose
             # placement fails keeps its image, without a text layer, and says so in the report.
             degraded: list[Degraded] = []
             placed_tree = optional(
-                Stage.PDF_ALIGNMENT, functools.partial(_placed_tree, p, inp.markdown),
+                Stage.PDF_ALIGNMENT, functools.partial(_placed_tree, t, inp.markdown),
                 lambda: (Placement("none", []), None), degraded,
             )
             placed, tree = placed_tree
-            entry: dict[str, Any] = {"page": p.index + 1, "placement": placed.how, "lines": len(placed.lines)}
-            if degraded:
-                entry["degraded"] = [d.to_json() for d in degraded]
-            report_pages.append(entry)
-            if p.rotation % 360:
+            report.pages.append(PdfPageReport(p.index + 1, placed.how, len(placed.lines), degraded))
+            rotation = t.geometry.rotation
+            if rotation % 360:
                 # shown as the engine read it, upright: an image page and a PDF page alike (a PDF
                 # page scanned sideways stayed sideways in the output, issue 32)
-                page.obj.Rotate = (_page_rotate(page) + p.rotation) % 360
+                page.obj.Rotate = (_page_rotate(page) + rotation) % 360
             if tree is not None:
                 trees.append((p.index, tree))
+                drawn[p.index] = t.geometry
         if fz is not None:
             fz.close()
         layers = _render_layers(trees, tmp) if trees else None
         if layers is not None:
             for k, (i, _tree) in enumerate(trees):
-                p = inp.pages[i]
+                g = drawn[i]
                 page = pdf.pages[i]
-                rot = (_page_rotate(page) - p.rotation) % 360  # the rotation the daemon saw (before its turn)
-                _graft(pdf, page, layers.pages[k], text_matrix(_as_drawn(p), _page_box(page), rot), k)
+                rot = (_page_rotate(page) - g.rotation) % 360  # the rotation the daemon saw (before its turn)
+                _graft(pdf, page, layers.pages[k], text_matrix(_as_drawn(g), _page_box(page), rot), k)
         title = inp.title or src.stem
         if not is_pdf:
             # img2pdf stamps the time and a time-based /ID: the scan's own mtime and an ID from
@@ -534,14 +557,13 @@ def write_pdf(inp: PdfInput) -> PdfOutput:
         if layers is not None:
             layers.close()
         pdf.close()
-        report: dict[str, Any] = {"pages": report_pages}
         if inp.pdfa:
             try:
                 out = to_pdfa(plain, tmp, title, inp.language)
-                report["pdfa"] = "PDF/A-2b"
+                report.pdfa = "PDF/A-2b"
                 return PdfOutput(out, report)
             except Exception as e:  # any failure keeps the plain PDF and says why
-                report["pdfa_error"] = f"PDF/A conversion failed, the plain PDF was written instead: {e}"
+                report.pdfa_error = f"PDF/A conversion failed, the plain PDF was written instead: {e}"
                 log.warning("PDF/A conversion of %s failed: %s", src.name, e)
         return PdfOutput(plain, report)
 

@@ -29,6 +29,7 @@ import pymupdf
 import pytest
 from conftest import run_cli, write_rules
 from PIL import Image, ImageDraw, ImageFont
+from renderopts import render_opts
 
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.document.model import Document, Table
@@ -36,14 +37,14 @@ from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.models import RenderOptions
-from daemon.pagerecord import PageResult
+from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.renderpool import RenderPool
 from daemon.pages.textlayer import read_or_render
 from daemon.service.outputs import page_texts
 from daemon.writers.tables import write_xlsx
 
 #: The Tesseract engine's render settings (engine.tesseract.render_dpi's default).
-TESS_RENDER = RenderOptions(autorotate=False, dpi=300)
+TESS_RENDER = render_opts(autorotate=False, dpi=300)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def engine() -> Iterator[TesseractEngine]:
 def _read(engine: TesseractEngine, path: Path, opts: RenderOptions = TESS_RENDER) -> PageResult:
     """The image's one page rendered, recognised, and finished as the pipeline records it."""
     page = read_or_render(path, 0, opts)
-    assert page.image is not None
+    assert isinstance(page, ImagePage)
     answer = engine.submit(PageRequest(path.stem, 0, page.image)).result(timeout=300)
     return PageResult.from_engine(page, answer, engine_markdown=False)
 
@@ -160,7 +161,7 @@ def test_table_with_rules_drawn_in_pieces(engine: TesseractEngine, tmp_path: Pat
     # "tesseract failed on a table ...: min() arg is an empty sequence".
     png = tmp_path / "pieces.png"
     _pieced_rules_table(gap).save(png)
-    res = _read(engine, png, RenderOptions(autorotate=False))
+    res = _read(engine, png, render_opts(autorotate=False))
     blocks = _document(res).pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
     assert len(tables) == 1, res.text
@@ -206,7 +207,7 @@ def test_scanned_table_with_spanning_cells_to_xlsx(engine: TesseractEngine, tmp_
 
     png = tmp_path / "spans.png"
     _spanning_header_table().save(png)
-    doc = _document(_read(engine, png, RenderOptions(autorotate=False)))
+    doc = _document(_read(engine, png, render_opts(autorotate=False)))
     tables = doc.tables()
     assert len(tables) == 1
     t = tables[0][2]

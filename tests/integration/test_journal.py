@@ -17,7 +17,7 @@ from daemon.document.model import Cell, Heading, Paragraph, Table
 from daemon.errors import FatalError
 from daemon.journal.store import SCHEMA, Journal, sha256_file
 from daemon.models import DocState, PageLayout, TextBox, TextLine
-from daemon.pagerecord import PageGeometry, PageResult
+from daemon.pagerecord import EngineText, LayerBlocks, PageGeometry, PageResult
 from daemon.stages import Degraded
 
 
@@ -181,13 +181,13 @@ def test_readonly_journal_creates_nothing_sees_live_commits_and_refuses_writes(t
 def _page(i: int, text: str) -> PageResult:
     """An OCR page with every field the journal keeps: geometry (with a crop box on odd pages),
     word boxes, flags, engine facts and a degraded optional stage."""
+    geometry = PageGeometry(size=(256, 362), source_size=(1240, 1754), rotation=90 * i, cropped=bool(i % 2),
+                            crop_box=(10, 12, 1230, 1740) if i % 2 else None, script="Latin")
+    layout = PageLayout((256, 362), [TextLine((5, 6, 120, 20), [TextBox("text", (5, 6, 40, 20)),
+                                                                TextBox("äß", (45, 6, 120, 20))], 0)], True)
     return PageResult(
-        index=i, text=text, engine="tesseract", seconds=0.25 * (i + 1), flags=("banded",) if i else (),
-        meta={"languages": ["eng"], "confidence": 91.5},
-        geometry=PageGeometry(size=(256, 362), source_size=(1240, 1754), rotation=90 * i, cropped=bool(i % 2),
-                              crop_box=(10, 12, 1230, 1740) if i % 2 else None, script="Latin"),
-        layout=PageLayout((256, 362), [TextLine((5, 6, 120, 20), [TextBox("text", (5, 6, 40, 20)),
-                                                                  TextBox("äß", (45, 6, 120, 20))], 0)], True),
+        index=i, engine="tesseract", content=EngineText(text, False, geometry, layout), seconds=0.25 * (i + 1),
+        flags=("banded",) if i else (), meta={"languages": ["eng"], "confidence": 91.5},
         text_layer="glyph soup" if i == 3 else "",
         degraded=(Degraded("tables", "RuntimeError: boom"),) if i == 1 else (),
     )
@@ -199,8 +199,8 @@ def _layer_page(i: int) -> PageResult:
               Table(2, 2, [Cell("a", 0, 0, header=True), Cell("b", 0, 1, header=True), Cell("1", 1, 0), Cell("2", 1, 1)],
                     header_rows=1))
     return PageResult(
-        index=i, text="# Title\n\nBody **bold**", engine="text_layer", source="text_layer", markdown=True,
-        seconds=0.01, blocks=blocks, meta={"text_layer": {"chars": 20}},
+        index=i, engine="text_layer", content=LayerBlocks(blocks, "# Title\n\nBody **bold**"), seconds=0.01,
+        meta={"text_layer": {"chars": 20}},
     )
 
 

@@ -14,10 +14,10 @@ import re
 from pathlib import Path
 
 import pytest
+from pagerecords import ocr_page
 
 from daemon.journal.store import Journal, sha256_file, status_summary
 from daemon.models import DocState
-from daemon.pagerecord import PageResult
 
 #: Statements left out: SQLite's ``max(id)`` (the primary key's last entry, not a scan).
 WHOLE_TABLE = ("SELECT max(id)",)
@@ -46,7 +46,7 @@ def _life(j: Journal, root: Path) -> None:
     j.planned(doc_b.id)
     j.planned_by_unfinished(doc_a.id)
     j.set_total_pages(doc_b.id, 1)
-    j.record_page(doc_b.id, "k", PageResult(index=0, text="hello", engine="tesseract", seconds=0.1))
+    j.record_page(doc_b.id, "k", ocr_page(0, "hello", seconds=0.1))
     j.done_pages(doc_b.id, "k")
     j.strike(doc_b.id)
     j.set_final_path(doc_b.id, archive / "b.pdf")

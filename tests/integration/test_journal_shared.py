@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pagerecords import ocr_page
 
 from daemon.journal.pgstore import PostgresJournal
 from daemon.journal.rows import status_summary
@@ -27,7 +28,7 @@ def _daemon(url: str, tmp: Path, name: str, lease: float = 30.0) -> PostgresJour
 
 
 def _page(i: int) -> PageResult:
-    return PageResult(index=i, text=f"page {i}", engine="tesseract", seconds=0.1)
+    return ocr_page(i, f"page {i}", seconds=0.1)
 
 
 def test_racing_daemons_admit_a_file_once_and_claim_each_row_once(tmp_path: Path, pg_url: str) -> None:
@@ -160,7 +161,7 @@ def test_a_daemon_paused_past_its_lease_is_fenced_off_its_taken_over_document(tm
     assert b.heartbeat() == [d.id]
     assert b.claim(d.id) is not None
     with pytest.raises(LeaseLost, match="lease lost") as lost:
-        a.record_page(d.id, "k", PageResult(index=2, text="stale", engine="tesseract", seconds=0.1))
+        a.record_page(d.id, "k", ocr_page(2, "stale", seconds=0.1))
     assert lost.value.holder == b.owner
     assert sorted(b.done_pages(d.id, "k")) == [0, 1]  # a's page 2 was not written
     for write in (lambda: a.set_planned(d.id, [tmp_path / "x.txt"]), lambda: a.strike(d.id),

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 from conftest import write_rules
+from pagerecords import ocr_page
 
 from daemon.config import load_config
 from daemon.errors import ExitCode, FatalError
 from daemon.journal import backup, guard, rebuild
 from daemon.journal.health import JournalHealth
 from daemon.journal.store import Journal
-from daemon.pagerecord import PageResult
 
 
 def _done(j: Journal, f: Path, outputs: list[Path]) -> int:
@@ -42,7 +42,7 @@ def test_a_full_journal_is_unwritable_until_a_probe_write_works_and_its_connecti
     db = j._conn()
     pages = db.execute("PRAGMA page_count").fetchone()[0]
     db.execute(f"PRAGMA max_page_count={pages}")  # SQLite's own "disk full" for this connection
-    big = PageResult(0, "x" * 200_000, "tesseract", seconds=1.0)
+    big = ocr_page(0, "x" * 200_000, seconds=1.0)
     with pytest.raises(sqlite3.OperationalError, match="full"):
         j.record_page(doc.id, "k", big)
     assert not health.writable and "cannot be written (database or disk is full)" in (health.problem() or "")

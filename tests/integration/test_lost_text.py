@@ -139,7 +139,7 @@ def test_the_engine_reads_every_line_of_the_diary_page(tmp_path: Path) -> None:
     eng.start()
     try:
         img = Image.open(path).convert("RGB")
-        page = eng.submit(PageRequest("diary", 0, img, meta={"script": "Latin"})).result(300)
+        page = eng.submit(PageRequest("diary", 0, img, script="Latin")).result(300)
     finally:
         eng.close(5)
     got = set(_words(page.text))

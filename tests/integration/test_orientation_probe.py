@@ -20,16 +20,16 @@ import docgen
 import pymupdf
 import pytest
 from PIL import Image, ImageDraw, ImageFont
+from renderopts import render_opts
 
 from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import RenderOptions
-from daemon.pagerecord import PageResult
+from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.orient import detect_orientation, probe_turn, tessdata_dir
 from daemon.pages.probe import page_count
 from daemon.pages.textlayer import read_or_render
-from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf
+from daemon.writers.pdf import PdfInput, write_pdf
 
 DA = [
     "Programmet læser en liste over filer fra standardinput og skriver dem til et arkiv på disken. "
@@ -164,22 +164,19 @@ def engine() -> Iterator[TesseractEngine]:
 def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
     """The pages as the daemon reads them with Tesseract: rendered (upright turn included, read
     first: ``orient.upright_by_reading``), recognised with the render stage's script and band."""
-    opts = RenderOptions(text_layer="ocr", dpi=300, read_first=True)
+    opts = render_opts(text_layer="ocr", dpi=300, read_first=True)
     out = []
     for i in range(page_count(src, opts)):
         pg = read_or_render(src, i, opts)
-        assert pg.image is not None and pg.geometry is not None
-        meta: dict[str, object] = {"script": pg.geometry.script}
-        if pg.band is not None:
-            meta["band"] = pg.band
-        answer = engine.recognize([PageRequest(f"doc-{src.stem}", i, pg.image, meta=meta)])[0]
+        assert isinstance(pg, ImagePage)
+        answer = engine.recognize([PageRequest(f"doc-{src.stem}", i, pg.image, script=pg.geometry.script, band=pg.band)])[0]
         out.append(PageResult.from_engine(pg, answer, engine_markdown=False))
     return out
 
 
 def searchable(src: Path, pages: list[PageResult], tmp: Path) -> Path:
     out = tmp / (src.stem + ".out.pdf")
-    out.write_bytes(write_pdf(PdfInput(src, pdf_pages(pages), markdown=False)).data)
+    out.write_bytes(write_pdf(PdfInput(src, pages, markdown=False)).data)
     return out
 
 

@@ -22,16 +22,16 @@ import pikepdf
 import pymupdf
 import pytest
 from PIL import Image, ImageDraw
+from renderopts import render_opts
 
 from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import RenderOptions
-from daemon.pagerecord import PageGeometry, PageResult
+from daemon.pagerecord import EngineText, ImagePage, LayerBlocks, PageGeometry, PageResult
 from daemon.pages.probe import page_count
 from daemon.pages.render import render_page
 from daemon.pages.textlayer import read_or_render
-from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf
+from daemon.writers.pdf import PdfInput, write_pdf
 from daemon.writers.pdflayout import find_lines, place_text
 
 pytestmark = pytest.mark.skipif(
@@ -52,12 +52,12 @@ def engine() -> Iterator[TesseractEngine]:
 def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
     """The pages as the daemon reads them: every page rendered (its text layer not used, so
     born-digital pages are OCR'd too), recognised, with the render geometry."""
-    opts = RenderOptions(text_layer="ocr")
+    opts = render_opts(text_layer="ocr")
     out = []
     for i in range(page_count(src, opts)):
         pg = read_or_render(src, i, opts)
-        assert pg.image is not None and pg.geometry is not None
-        answer = engine.recognize([PageRequest("doc-t", i, pg.image, meta={"script": pg.geometry.script})])[0]
+        assert isinstance(pg, ImagePage)
+        answer = engine.recognize([PageRequest("doc-t", i, pg.image, script=pg.geometry.script)])[0]
         out.append(PageResult.from_engine(pg, answer, engine_markdown=False))
     return out
 
@@ -69,10 +69,10 @@ def turns(pages: list[PageResult]) -> list[int]:
 
 def make_pdf_output(src: Path, engine: TesseractEngine, tmp: Path, **kw: object) -> tuple[Path, list[PageResult], dict]:
     pages = ocr(src, engine)
-    out = write_pdf(PdfInput(src, pdf_pages(pages), markdown=False, **kw))  # type: ignore[arg-type]
+    out = write_pdf(PdfInput(src, pages, markdown=False, **kw))  # type: ignore[arg-type]
     path = tmp / (src.stem + ".out.pdf")
     path.write_bytes(out.data)
-    return path, pages, out.report
+    return path, pages, out.report.to_json()
 
 
 def pdftotext(path: Path, page: int | None = None) -> str:
@@ -192,14 +192,14 @@ def test_born_digital_pages_untouched(engine: TesseractEngine, tmp_path: Path) -
 
 
 def test_text_layer_source_pages_left_alone(engine: TesseractEngine, tmp_path: Path) -> None:
-    """A page whose text came from the PDF's own text layer (PageResult.source) gets no layer,
-    whether it carries render geometry or, as a real text-layer page does, none at all."""
+    """A page whose text came from the PDF's own text layer (``LayerBlocks`` content) gets no
+    layer: it has no render geometry."""
     src = docgen.make_pdf(tmp_path / "scan.pdf", [docgen.SAMPLES["de"], docgen.SAMPLES["en"]], scanned=True)
     pages = ocr(src, engine)
-    layer_shaped = replace(pages[0], source="text_layer", engine="text_layer", geometry=None, layout=None)
-    for first in (replace(pages[0], source="text_layer"), layer_shaped):
-        out = write_pdf(PdfInput(src, pdf_pages([first, pages[1]]), markdown=False))
-        assert [p["placement"] for p in out.report["pages"]] == ["text_layer", "words"]
+    layer_shaped = replace(pages[0], engine="text_layer", content=LayerBlocks((), pages[0].text))
+    for first in (layer_shaped,):
+        out = write_pdf(PdfInput(src, [first, pages[1]], markdown=False))
+        assert [p.placement for p in out.report.pages] == ["text_layer", "words"]
         path = tmp_path / "o.pdf"
         path.write_bytes(out.data)
         assert pdftotext(path, 1).strip() == ""
@@ -381,14 +381,15 @@ def test_vlm_pdf_cjk_round_trip(tmp_path: Path) -> None:
     """The whole VLM path on a Chinese scan: text layer from Markdown, copy gives it back."""
     text = docgen.SAMPLES["zh"]
     src = docgen.make_image(tmp_path / "zh.png", text, lang="zh")
-    pg = render_page(src, 0, RenderOptions())
+    pg = render_page(src, 0, render_opts())
     md = "\n\n".join(p.strip() for p in text.split("\n\n"))
-    geometry = PageGeometry(size=pg.image.size, source_size=pg.source_size, rotation=pg.rotation)
-    page = PageResult(index=0, text=md, engine="vllm", markdown=True, geometry=geometry, layout=find_lines(pg.image))
-    out = write_pdf(PdfInput(src, pdf_pages([page]), markdown=True, language="zh"))
-    assert out.report["pages"][0]["placement"] == "lines"
+    g = pg.geometry
+    geometry = PageGeometry(size=pg.image.size, source_size=g.source_size, rotation=g.rotation)
+    page = PageResult(index=0, engine="vllm", content=EngineText(md, True, geometry, find_lines(pg.image)))
+    out = write_pdf(PdfInput(src, [page], markdown=True, language="zh"))
+    assert out.report.pages[0].placement == "lines"
     time.sleep(1.1)  # img2pdf would stamp a new time: the same input still gives the same bytes
-    assert write_pdf(PdfInput(src, pdf_pages([page]), markdown=True, language="zh")).data == out.data
+    assert write_pdf(PdfInput(src, [page], markdown=True, language="zh")).data == out.data
     path = tmp_path / "zh.pdf"
     path.write_bytes(out.data)
     assert "".join(CJK.findall(pdftotext(path))) == "".join(CJK.findall(text))
@@ -509,12 +510,12 @@ def test_prepare_outputs_names_pdf_and_survives_its_failure(engine: TesseractEng
         cfg = load_config(write_rules(tmp_path, routes=[{"name": "r", "formats": ["pdf", "txt"], "destination": dest}]))
         prep = prepare_outputs(cfg, pages, src, "inbox", False, datetime.now())
         assert set(prep.body) == {name, "scan.txt"}
-        assert prep.pdf_report is not None and prep.pdf_report["pages"][0]["placement"] == "words"
+        assert prep.pdf_report is not None and prep.pdf_report.pages[0].placement == "words"
         assert prep.degraded == []
     two = [pages[0], replace(pages[0], index=1)]  # two pages for a one-page file
     prep = prepare_outputs(cfg, two, src, "inbox", False, datetime.now())
     assert set(prep.body) == {"scan.txt"}
-    assert prep.pdf_report is not None and "1 pages" in prep.pdf_report["error"]
+    assert prep.pdf_report is not None and "1 pages" in (prep.pdf_report.error or "")
     assert [d.stage for d in prep.degraded] == ["pdf"] and "1 pages" in prep.degraded[0].error
 
 

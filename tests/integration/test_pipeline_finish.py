@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pagerecords import ocr_page
 
 from daemon.config import Config
 from daemon.journal.store import Journal
@@ -67,7 +68,7 @@ def _claim(pipe: Pipeline, name: str, body: bytes) -> Document:
 def _pages() -> list[PageResult]:
     """``PAGES`` as the VLM's finished pages."""
     geometry = PageGeometry(size=(1176, 1540), source_size=(1176, 1540), script="Latin")
-    return [PageResult(index=i, text=t, engine="vllm", markdown=True, seconds=0.5, geometry=geometry)
+    return [ocr_page(i, t, "vllm", markdown=True, seconds=0.5, geometry=geometry)
             for i, t in enumerate(PAGES)]
 
 

@@ -12,17 +12,17 @@ from pathlib import Path
 import docgen
 import pymupdf
 import pytest
+from renderopts import render_opts
 
 from daemon.config import EngineCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import RenderOptions
-from daemon.pagerecord import PageResult
+from daemon.pagerecord import EngineText, ImagePage, PageResult
 from daemon.pages.textlayer import read_or_render
 from daemon.quality import Review
 from daemon.quality.checks import check_pdf
 from daemon.quality.run import checked_pdf
-from daemon.writers.pdf import PdfInput, PdfOutput, pdf_pages, write_pdf
+from daemon.writers.pdf import PdfInput, PdfOutput, PdfPageReport, PdfReport, write_pdf
 
 TEXT = ("Quarterly report of the Harbour Road workshop. Orders rose in the spring, deliveries kept pace, "
         "and the new lathe paid for itself within four months. Staff training continues in June.")
@@ -39,9 +39,9 @@ def engine() -> Iterator[TesseractEngine]:
 @pytest.fixture(scope="module")
 def scan(tmp_path_factory: pytest.TempPathFactory, engine: TesseractEngine) -> tuple[Path, list[PageResult]]:
     src = docgen.make_image(tmp_path_factory.mktemp("q") / "report.png", TEXT)
-    pg = read_or_render(src, 0, RenderOptions(text_layer="ocr"))
-    assert pg.image is not None
-    answer = engine.recognize([PageRequest("doc-q", 0, pg.image, meta={})])[0]
+    pg = read_or_render(src, 0, render_opts(text_layer="ocr"))
+    assert isinstance(pg, ImagePage)
+    answer = engine.recognize([PageRequest("doc-q", 0, pg.image)])[0]
     return src, [PageResult.from_engine(pg, answer, engine_markdown=False)]
 
 
@@ -55,28 +55,28 @@ def image_only_pdf(src: Path) -> bytes:
 
 def test_the_written_pdf_holds_the_page_words_in_order(scan: tuple[Path, list[PageResult]]) -> None:
     src, pages = scan
-    made = write_pdf(PdfInput(src, pdf_pages(pages), markdown=False))
+    made = write_pdf(PdfInput(src, pages, markdown=False))
     [result] = check_pdf(made.data, pages, made.report)
     assert result.ok and result.score >= 0.95, result
 
 
 def test_a_pdf_without_text_fails_the_check(scan: tuple[Path, list[PageResult]]) -> None:
     _src, pages = scan
-    report = {"pages": [{"page": 1, "placement": "words", "lines": 3}]}
+    report = PdfReport([PdfPageReport(1, "words", 3)])
     [result] = check_pdf(image_only_pdf(scan[0]), pages, report)
     assert not result.ok and result.score == 0.0 and result.detail == "no text on the page"
     # a page the writer left to its own text layer is not the writer's to check
-    assert check_pdf(image_only_pdf(scan[0]), pages, {"pages": [{"page": 1, "placement": "text_layer"}]}) == []
+    assert check_pdf(image_only_pdf(scan[0]), pages, PdfReport([PdfPageReport(1, "text_layer")])) == []
 
 
 def test_a_failed_page_is_placed_again_once(scan: tuple[Path, list[PageResult]]) -> None:
     src, pages = scan
-    job = PdfInput(src, pdf_pages(pages), markdown=False)
-    broken = PdfOutput(image_only_pdf(src), {"pages": [{"page": 1, "placement": "words", "lines": 3}]})
+    job = PdfInput(src, pages, markdown=False)
+    broken = PdfOutput(image_only_pdf(src), PdfReport([PdfPageReport(1, "words", 3)]))
     review, quality = Review(), {}  # type: ignore[var-annotated]
     made = checked_pdf(job, broken, pages, review, quality)
     assert made is not broken and not review  # the page placed again holds its words: nothing to review
-    entry = made.report["pages"][0]
+    entry = made.report.pages[0].to_json()
     assert entry["text_found"] >= 0.9 and entry["placement"] == "lines" and "degraded" not in entry
     assert quality[0].checks[0].ok
 
@@ -84,11 +84,12 @@ def test_a_failed_page_is_placed_again_once(scan: tuple[Path, list[PageResult]])
 def test_a_page_that_stays_without_text_is_recorded_never_silent(scan: tuple[Path, list[PageResult]], tmp_path: Path) -> None:
     src, pages = scan
     gone = tmp_path / "moved.png"  # the second placement cannot read its source: it fails too
-    job = dataclasses.replace(PdfInput(src, pdf_pages(pages), markdown=False), source=gone)
-    broken = PdfOutput(image_only_pdf(src), {"pages": [{"page": 1, "placement": "words", "lines": 3}]})
+    job = dataclasses.replace(PdfInput(src, pages, markdown=False), source=gone)
+    broken = PdfOutput(image_only_pdf(src), PdfReport([PdfPageReport(1, "words", 3)]))
     review, quality = Review(), {}  # type: ignore[var-annotated]
     made = checked_pdf(job, broken, pages, review, quality)
-    entry = made.report["pages"][0]
+    entry = made.report.pages[0].to_json()
+    assert list(entry) == ["page", "placement", "lines", "text_found", "degraded"]  # the sidecar's order
     assert entry["placement"] == "none" and entry["text_found"] == 0.0
     assert [d["stage"] for d in entry["degraded"]] == ["pdf_text"]
     assert [str(r) for r in review.reasons] == ["page 1: pdf_text (no text on the page)"]
@@ -108,9 +109,10 @@ def test_scripts_the_extraction_reorders_are_not_judged_but_a_missing_layer_stil
     assert lines is not None and lines.lines
     line_only = dataclasses.replace(lines, lines=[dataclasses.replace(ln, words=[]) for ln in lines.lines],
                                     has_words=False)
-    vlm = [dataclasses.replace(pages[0], text=mixed, markdown=True, layout=line_only)]
-    made = write_pdf(PdfInput(src, pdf_pages(vlm), markdown=True))
-    assert made.report["pages"][0]["placement"] == "lines", made.report
+    assert isinstance(pages[0].content, EngineText)
+    vlm = [dataclasses.replace(pages[0], content=EngineText(mixed, True, pages[0].content.geometry, line_only))]
+    made = write_pdf(PdfInput(src, vlm, markdown=True))
+    assert made.report.pages[0].placement == "lines", made.report
     [result] = check_pdf(made.data, vlm, made.report)
     assert result.ok and result.score >= 0.95, result
     [bare] = check_pdf(image_only_pdf(src), vlm, made.report)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from corpus import DOCTYPE_TEXTS
 from docgen import text_image
+from pagerecords import ocr_page
 from PIL import ImageFilter
 from scangen import Scan, scan
 
@@ -16,7 +17,6 @@ from daemon.config import EngineCfg, TesseractCfg
 from daemon.config.schema import MIN_CONFIDENCE
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.pagerecord import PageResult
 from daemon.quality import Review
 from daemon.quality.run import LOW_CONFIDENCE, assess_pages, with_quality
 
@@ -38,7 +38,7 @@ def test_a_blurred_low_resolution_page_is_flagged_and_a_clean_one_is_not(engine:
     for i, im in enumerate((clean, bad)):
         res = engine.submit(PageRequest("doc-flag", i, im.convert("L"))).result(timeout=300)
         assert "low_words" in res.meta  # the engine records the spread of its word confidences
-        pages.append(PageResult(index=i, text=res.text, engine="tesseract", meta=res.meta))
+        pages.append(ocr_page(i, res.text, meta=res.meta))
     review = Review()
     quality = assess_pages(pages, "en", MIN_CONFIDENCE, review)
     good_q, bad_q = quality[0], quality[1]

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pagerecords import ocr_page
 
 from daemon.config import Config
 from daemon.journal.store import Journal
-from daemon.pagerecord import PageGeometry, PageResult
+from daemon.pagerecord import PageGeometry
 from daemon.service.metrics import METRICS
 from daemon.service.pipeline import Pipeline
 
@@ -56,7 +57,7 @@ def _finish(pipe: Pipeline, name: str, texts: list[str]) -> Path:
     doc = pipe.journal.claim(adm.document.id)
     assert doc is not None
     geometry = PageGeometry(size=(1176, 1540), source_size=(1176, 1540), script="Latin")
-    pages = [PageResult(index=i, text=t, engine="vllm", markdown=True, geometry=geometry) for i, t in enumerate(texts)]
+    pages = [ocr_page(i, t, "vllm", markdown=True, geometry=geometry) for i, t in enumerate(texts)]
     out = pipe._finish(doc, src, pages, {"ocr": 1.0}, 0.0)
     assert out.state == "done" and out.outputs
     return next(p for p in out.outputs if p.suffix == ".json")

@@ -14,14 +14,15 @@ import numpy as np
 import pymupdf
 import pytest
 from PIL import Image
+from renderopts import render_opts
 
 from daemon.errors import InputError
-from daemon.models import RenderOptions
+from daemon.pages import render
 from daemon.pages.probe import page_count, probe
-from daemon.pages.render import crop_dark_borders, render_document, render_page
+from daemon.pages.render import crop_dark_borders, render_page
 
-PLAIN = RenderOptions(autorotate=False, crop_borders=False)
-FULL = RenderOptions()
+PLAIN = render_opts(autorotate=False, crop_borders=False)
+FULL = render_opts()
 EN = docgen.SAMPLES["en"]
 
 
@@ -44,13 +45,13 @@ def test_pdf_pages_render_at_longest_edge(tmp_path: Path) -> None:
     pdf = docgen.make_pdf(tmp_path / "a.pdf", [EN, docgen.SAMPLES["zh"], docgen.SAMPLES["ja"]])
     assert probe(pdf) is None
     assert page_count(pdf, FULL) == 3
-    pages = list(render_document(pdf, FULL))
+    pages = [render_page(pdf, i, FULL) for i in range(3)]
     assert [p.index for p in pages] == [0, 1, 2]
     for p in pages:
         assert p.image.mode == "RGB"
         assert max(p.image.size) == 1540
         assert p.image.height > p.image.width  # A4 portrait stays portrait
-        assert p.rotation == 0 and not p.cropped
+        assert p.geometry.rotation == 0 and not p.geometry.cropped
     # Text actually drawn: the page is not blank.
     assert np.asarray(pages[1].image.convert("L")).min() < 100
 
@@ -62,18 +63,20 @@ def test_scanned_pdf_renders(tmp_path: Path, upright: Image.Image) -> None:
     assert diff(page.image, upright) < 12  # same drawing, rendered through a PDF
 
 
-def test_small_pdf_page_not_upscaled_past_max_dpi(tmp_path: Path) -> None:
+def test_small_pdf_page_not_upscaled_past_max_dpi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # An 80 mm x 120 mm receipt: at 200 dpi that is 630 x 945 px, well under 1540.
     pdf = docgen.make_pdf(tmp_path / "r.pdf", ["Receipt\nTotal 12.50"], page_size=(226.8, 340.2))
+    assert render.MAX_DPI == 200
     for dpi, want in ((200, (630, 945)), (100, (315, 472.5))):
-        size = render_page(pdf, 0, RenderOptions(max_dpi=dpi)).image.size
+        monkeypatch.setattr(render, "MAX_DPI", dpi)
+        size = render_page(pdf, 0, render_opts()).image.size
         assert abs(size[0] - want[0]) <= 1 and abs(size[1] - want[1]) <= 1, (dpi, size)
 
 
 def test_pdf_page_too_large_to_render(tmp_path: Path) -> None:
     pdf = docgen.make_blank_pdf(tmp_path / "big.pdf", 1, page_size=(3000, 3000))
     with pytest.raises(InputError, match="page too large to render"):
-        render_page(pdf, 0, RenderOptions(longest_edge=5000, max_dpi=200, max_image_pixels=10_000_000))
+        render_page(pdf, 0, render_opts(longest_edge=5000, max_image_pixels=10_000_000))
 
 
 def test_pdf_rotate_attribute_is_honoured(tmp_path: Path) -> None:
@@ -98,33 +101,33 @@ def test_encrypted_pdf_is_refused_with_reason(tmp_path: Path) -> None:
 def test_too_many_pages(tmp_path: Path) -> None:
     pdf = docgen.make_blank_pdf(tmp_path / "many.pdf", 12)
     assert probe(pdf) is None  # a valid PDF; the limit is a policy, not corruption
-    assert page_count(pdf, RenderOptions(max_pages=12)) == 12
+    assert page_count(pdf, render_opts(max_pages=12)) == 12
     with pytest.raises(InputError, match=r"too many pages: 12 > limit 10 \(engine.max_pages\)"):
-        page_count(pdf, RenderOptions(max_pages=10))
+        page_count(pdf, render_opts(max_pages=10))
     tif = docgen.make_multipage_tiff(tmp_path / "m.tif", ["a", "b", "c"], width=200)
     with pytest.raises(InputError, match=r"too many pages: 3 > limit 2"):
-        page_count(tif, RenderOptions(max_pages=2))
+        page_count(tif, render_opts(max_pages=2))
     # every page of an image is a page to OCR
     with pytest.raises(InputError, match=r"too many pages to OCR: 3 pages .*> limit 2 \(engine.max_ocr_pages"):
-        page_count(tif, RenderOptions(max_ocr_pages=2))
+        page_count(tif, render_opts(max_ocr_pages=2))
 
 
 def test_ocr_page_limit_counts_only_pages_without_text(tmp_path: Path) -> None:
     """engine.max_ocr_pages: pages read from a PDF's text layer do not count against it; pages
     with no text do, and the reason names the key to raise."""
     text = docgen.make_pdf(tmp_path / "text.pdf", [f"Chapter {i}. Some words on this page." for i in range(6)])
-    assert page_count(text, RenderOptions(max_ocr_pages=2)) == 6
+    assert page_count(text, render_opts(max_ocr_pages=2)) == 6
     doc = pymupdf.open(str(text))
     for _ in range(3):
         doc.new_page()  # three pages with nothing on them: to OCR
     mixed = tmp_path / "mixed.pdf"
     doc.save(str(mixed))
     doc.close()
-    assert page_count(mixed, RenderOptions(max_ocr_pages=3)) == 9
+    assert page_count(mixed, render_opts(max_ocr_pages=3)) == 9
     with pytest.raises(InputError, match=r"too many pages to OCR: 3 of 9 pages .*> limit 2 \(engine.max_ocr_pages"):
-        page_count(mixed, RenderOptions(max_ocr_pages=2))
+        page_count(mixed, render_opts(max_ocr_pages=2))
     with pytest.raises(InputError, match=r"too many pages to OCR: 9 pages"):  # every page is OCRed
-        page_count(mixed, RenderOptions(max_ocr_pages=2, text_layer="ocr"))
+        page_count(mixed, render_opts(max_ocr_pages=2, text_layer="ocr"))
 
 
 # ----------------------------------------------------------------------------- content sniffing
@@ -177,7 +180,7 @@ def test_each_image_format(tmp_path: Path, fmt: str, upright: Image.Image) -> No
     page = render_page(p, 0, PLAIN)
     assert page.image.mode == "RGB"
     assert max(page.image.size) == 1540
-    assert page.source_size == (1240, 1753)
+    assert page.geometry.source_size == (1240, 1753)
     assert diff(page.image, upright) < 6
 
 
@@ -195,7 +198,7 @@ def test_small_image_is_upscaled_to_target(tmp_path: Path) -> None:
     p = docgen.make_image(tmp_path / "small.png", "Tiny receipt", width=500, font_size=20)
     page = render_page(p, 0, PLAIN)
     assert max(page.image.size) == 1540
-    assert page.source_size == (500, 707)
+    assert page.geometry.source_size == (500, 707)
 
 
 @pytest.mark.parametrize("orientation", [3, 6, 8])
@@ -214,7 +217,7 @@ def test_multipage_tiff(tmp_path: Path) -> None:
     p = docgen.make_multipage_tiff(tmp_path / "m.tif", [EN, docgen.SAMPLES["de"], docgen.SAMPLES["zh"]])
     assert probe(p) is None
     assert page_count(p, FULL) == 3
-    pages = list(render_document(p, PLAIN))
+    pages = [render_page(p, i, PLAIN) for i in range(page_count(p, PLAIN))]
     assert len(pages) == 3
     assert all(max(pg.image.size) == 1540 for pg in pages)
     assert diff(pages[0].image, pages[2].image) > 1  # really different pages
@@ -231,12 +234,12 @@ def test_rotated_scan_turned_upright(tmp_path: Path, lang: str, turned: int) -> 
     ref = render_page(docgen.make_image(tmp_path / "ref.png", text), 0, PLAIN).image
     p = docgen.make_image(tmp_path / "rot.png", text, "png", rotate=turned)
     page = render_page(p, 0, FULL)
-    assert page.rotation == (360 - turned) % 360
+    assert page.geometry.rotation == (360 - turned) % 360
     assert page.image.size == ref.size
     assert diff(page.image, ref) < 6
     # Switched off, the page stays as scanned.
-    off = render_page(p, 0, RenderOptions(autorotate=False))
-    assert off.rotation == 0
+    off = render_page(p, 0, render_opts(autorotate=False))
+    assert off.geometry.rotation == 0
     assert diff(off.image, ref) > 2 * diff(page.image, ref)
 
 
@@ -247,8 +250,8 @@ def test_rotated_scan_turned_upright_reading_first(tmp_path: Path, lang: str, tu
     text = docgen.SAMPLES[lang]
     ref = render_page(docgen.make_image(tmp_path / "ref.png", text), 0, PLAIN).image
     p = docgen.make_image(tmp_path / "rot.png", text, "png", rotate=turned)
-    page = render_page(p, 0, RenderOptions(read_first=True))
-    assert page.rotation == (360 - turned) % 360 and page.band is None
+    page = render_page(p, 0, render_opts(read_first=True))
+    assert page.geometry.rotation == (360 - turned) % 360 and page.band is None
     assert diff(page.image, ref) < 6
 
 
@@ -260,34 +263,34 @@ def test_upright_cjk_page_reading_first_goes_to_osd(tmp_path: Path, monkeypatch:
     real_osd = orient.detect_orientation
     monkeypatch.setattr(orient, "detect_orientation", lambda im: calls.append(1) or real_osd(im))
     p = docgen.make_image(tmp_path / "zh.png", docgen.SAMPLES["zh"], lang="zh")
-    page = render_page(p, 0, RenderOptions(read_first=True))
-    assert calls and page.rotation == 0
+    page = render_page(p, 0, render_opts(read_first=True))
+    assert calls and page.geometry.rotation == 0
     assert page.band is not None and page.band[1] < orient.UPRIGHT_MIN_CONF  # read, passed on
 
 
 def test_upright_and_textless_pages_are_not_turned(tmp_path: Path) -> None:
     p = docgen.make_image(tmp_path / "up.png", docgen.SAMPLES["zh"])
-    assert render_page(p, 0, FULL).rotation == 0
+    assert render_page(p, 0, FULL).geometry.rotation == 0
     blank = tmp_path / "blank.png"
     Image.new("RGB", (1240, 1753), "white").save(blank)
-    assert render_page(blank, 0, FULL).rotation == 0
+    assert render_page(blank, 0, FULL).geometry.rotation == 0
     noise = tmp_path / "noise.png"
     Image.effect_noise((1240, 1753), 60).save(noise)
-    assert render_page(noise, 0, FULL).rotation == 0
+    assert render_page(noise, 0, FULL).geometry.rotation == 0
 
 
 def test_dark_border_cropped(tmp_path: Path, upright: Image.Image) -> None:
     p = docgen.make_image(tmp_path / "b.jpg", EN, "jpeg", dark_border=(80, 50, 120, 90))
     page = render_page(p, 0, FULL)
-    assert page.cropped
-    assert page.source_size == (1240 + 200, 1753 + 140)
+    assert page.geometry.cropped
+    assert page.geometry.source_size == (1240 + 200, 1753 + 140)
     g = np.asarray(page.image.convert("L"))
     for edge in (g[:4], g[-4:], g[:, :4], g[:, -4:]):
         assert edge.mean() > 200, "a dark edge survived the crop"
     assert max(page.image.size) == 1540
     assert diff(page.image, upright) < 12
-    off = render_page(p, 0, RenderOptions(crop_borders=False))
-    assert not off.cropped
+    off = render_page(p, 0, render_opts(crop_borders=False))
+    assert not off.geometry.cropped
     assert np.asarray(off.image.convert("L"))[:4].mean() < 60
 
 
@@ -338,7 +341,7 @@ def test_scanned_pdf_with_border_is_cropped(tmp_path: Path) -> None:
     page.insert_image(page.rect, stream=buf.getvalue())
     doc.save(str(tmp_path / "b.pdf"))
     out = render_page(tmp_path / "b.pdf", 0, FULL)
-    assert out.cropped
+    assert out.geometry.cropped
     assert max(out.image.size) == 1540
     assert np.asarray(out.image.convert("L"))[:, :4].mean() > 200
 
@@ -370,9 +373,9 @@ def test_png_bomb_refused_from_header(tmp_path: Path) -> None:
     assert bomb.stat().st_size < 200_000
     assert probe(bomb) is None  # a valid PNG; the size limit is the render stage's call
     with pytest.raises(InputError, match=r"too large: 20000x20000 = 400 Mpx > limit 100 Mpx"):
-        page_count(bomb, RenderOptions(max_image_pixels=100_000_000))
+        page_count(bomb, render_opts(max_image_pixels=100_000_000))
     with pytest.raises(InputError, match="too large"):
-        render_page(bomb, 0, RenderOptions(max_image_pixels=100_000_000))
+        render_page(bomb, 0, render_opts(max_image_pixels=100_000_000))
 
 
 def test_pdf_embedding_huge_image_refused(tmp_path: Path) -> None:
@@ -380,7 +383,7 @@ def test_pdf_embedding_huge_image_refused(tmp_path: Path) -> None:
     assert probe(pdf) is None
     assert page_count(pdf, FULL) == 1
     with pytest.raises(InputError, match=r"embeds a 30000x30000 image = 900 Mpx > limit 100 Mpx"):
-        render_page(pdf, 0, RenderOptions(max_image_pixels=100_000_000))
+        render_page(pdf, 0, render_opts(max_image_pixels=100_000_000))
 
 
 def test_png_bomb_refused_without_decoding(tmp_path: Path) -> None:
@@ -390,10 +393,10 @@ def test_png_bomb_refused_without_decoding(tmp_path: Path) -> None:
         "import resource, json, sys\n"
         "from pathlib import Path\n"
         "from daemon.pages.probe import page_count\nfrom daemon.pages.render import render_page\n"
-        "from daemon.models import RenderOptions\n"
+        "from daemon.config import EngineCfg\nfrom daemon.models import RenderOptions\n"
         "from daemon.errors import InputError\n"
         "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "o = RenderOptions(max_image_pixels=100_000_000)\n"
+        "o = RenderOptions.from_config(EngineCfg(max_image_pixels=100_000_000), '', False)\n"
         "errs = []\n"
         "for f in (page_count, lambda p, o: render_page(p, 0, o)):\n"
         "    try:\n"

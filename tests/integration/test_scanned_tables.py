@@ -9,14 +9,15 @@ from pathlib import Path
 import docgen
 import layoutgen
 import pytest
+from renderopts import render_opts
 
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.document.model import Document, Paragraph, Table
 from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import PageText, RenderOptions
-from daemon.pagerecord import PageResult, RenderedPage
+from daemon.models import PageText
+from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.render import render_page
 from daemon.pages.scantables import find_image_grids
 from daemon.pages.textlayer import read_or_render
@@ -32,7 +33,7 @@ ROWS = [
 ]
 
 
-def _document(page: RenderedPage, res: PageText) -> Document:
+def _document(page: ImagePage, res: PageText) -> Document:
     """The document model of the one page, from the page strings the writers get, as the
     pipeline makes them."""
     pages, markdown = page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
@@ -50,10 +51,10 @@ def engine() -> Iterator[TesseractEngine]:
 def test_scanned_ruled_table_becomes_a_table_with_the_right_cells(engine: TesseractEngine, tmp_path: Path) -> None:
     png = tmp_path / "statement.png"
     layoutgen.ruled_table_image(ROWS).save(png)
-    page = read_or_render(png, 0, RenderOptions(autorotate=False))  # as the pipeline renders it (1540 px)
-    assert page.image is not None
+    page = read_or_render(png, 0, render_opts(autorotate=False))  # as the pipeline renders it (1540 px)
+    assert isinstance(page, ImagePage)
     res = engine.submit(PageRequest("doc-t", 0, page.image)).result(timeout=300)
-    assert res.meta.get("markdown") is True
+    assert res.markdown
     doc = _document(page, res)
     blocks = doc.pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
@@ -70,15 +71,15 @@ def test_scanned_ruled_table_becomes_a_table_with_the_right_cells(engine: Tesser
 @pytest.mark.parametrize("lang", ["en", "de", "zh", "ja"])
 def test_text_pages_have_no_ruled_table(tmp_path: Path, lang: str) -> None:
     png = docgen.make_image(tmp_path / f"{lang}.png", docgen.SAMPLES[lang] * 3, lang=lang)
-    page = render_page(png, 0, RenderOptions(autorotate=False))
+    page = render_page(png, 0, render_opts(autorotate=False))
     assert find_image_grids(page.image.convert("L")) == []
 
 
 def test_scanned_table_with_grey_horizontal_rules_only(engine: TesseractEngine, tmp_path: Path) -> None:
     png = tmp_path / "volumes.png"
     layoutgen.rules_only_table_image(ROWS[:4]).save(png)
-    page = read_or_render(png, 0, RenderOptions(autorotate=False))
-    assert page.image is not None
+    page = read_or_render(png, 0, render_opts(autorotate=False))
+    assert isinstance(page, ImagePage)
     res = engine.submit(PageRequest("doc-r", 0, page.image)).result(timeout=300)
     blocks = _document(page, res).pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
@@ -99,10 +100,10 @@ INVOICE = [
 def test_scanned_unruled_table_becomes_a_table_with_the_right_cells(engine: TesseractEngine, tmp_path: Path) -> None:
     png = tmp_path / "invoice.png"
     layoutgen.unruled_table_image(INVOICE).save(png)
-    page = read_or_render(png, 0, RenderOptions(autorotate=False))
-    assert page.image is not None
+    page = read_or_render(png, 0, render_opts(autorotate=False))
+    assert isinstance(page, ImagePage)
     res = engine.submit(PageRequest("doc-u", 0, page.image)).result(timeout=300)
-    assert res.meta.get("markdown") is True
+    assert res.markdown
     doc = _document(page, res)
     blocks = doc.pages[0].blocks
     tables = [b for b in blocks if isinstance(b, Table)]
@@ -118,7 +119,7 @@ def test_scanned_unruled_table_becomes_a_table_with_the_right_cells(engine: Tess
 def test_text_pages_give_no_table(engine: TesseractEngine, tmp_path: Path, lang: str) -> None:
     """Pages of running text (justified lines with wide word gaps included) hold no table."""
     png = docgen.make_image(tmp_path / f"{lang}.png", docgen.SAMPLES[lang] * 3, lang=lang)
-    page = render_page(png, 0, RenderOptions(autorotate=False))
+    page = render_page(png, 0, render_opts(autorotate=False))
     res = engine.submit(PageRequest(f"doc-{lang}", 0, page.image)).result(timeout=300)
     assert "<table>" not in res.text and not res.meta.get("markdown")
 
@@ -128,7 +129,7 @@ def test_a_ruled_grid_of_drawings_is_no_table(engine: TesseractEngine, tmp_path:
     (30-39 on the real set's photos and screenshots, 92-100 on real tables), so it stays page text."""
     png = tmp_path / "plan.png"
     layoutgen.picture_grid_image().save(png)
-    page = render_page(png, 0, RenderOptions(autorotate=False))
+    page = render_page(png, 0, render_opts(autorotate=False))
     assert find_image_grids(page.image.convert("L")), "the test image must hold a ruled grid"
     res = engine.submit(PageRequest("doc-p", 0, page.image)).result(timeout=300)
     assert "<table>" not in res.text and not res.meta.get("markdown")
@@ -154,8 +155,8 @@ def test_a_tight_ruled_table_keeps_its_rows_and_words(engine: TesseractEngine, t
     issue 26)."""
     pdf = tmp_path / "packages.pdf"
     layoutgen.tight_ruled_table_image(PACKAGES, widths=(160, 170, 100, 700)).save(pdf, "PDF", resolution=150, quality=75)
-    page = read_or_render(pdf, 0, RenderOptions(autorotate=False, dpi=300))  # the Tesseract engine's render
-    assert page.image is not None
+    page = read_or_render(pdf, 0, render_opts(autorotate=False, dpi=300))  # the Tesseract engine's render
+    assert isinstance(page, ImagePage)
     (grid,) = find_image_grids(page.image.convert("L"))
     assert (grid.n_rows, grid.n_cols) == (7, 4) and all(c.rowspan == c.colspan == 1 for c in grid.cells)
     res = engine.submit(PageRequest("doc-k", 0, page.image)).result(timeout=300)

@@ -30,6 +30,7 @@ from propgen import HOSTILE, PAGE_TEXTS, PROPS, layouts, page_images, random_pag
 
 from daemon.document.parse import parse_document
 from daemon.models import PageLayout
+from daemon.pagerecord import EngineText, LayerBlocks, PageGeometry, PageResult
 from daemon.pages import orient
 from daemon.pages.orient import tessdata_dir
 from daemon.pages.scantables import (
@@ -38,7 +39,7 @@ from daemon.pages.scantables import (
     find_unruled_tables,
     read_scanned_page,
 )
-from daemon.writers.pdf import PdfInput, PdfPage, write_pdf
+from daemon.writers.pdf import PdfInput, write_pdf
 from daemon.writers.pdflayout import find_lines
 
 SMALL = st.one_of(st.integers(1, 4), st.integers(5, 300), st.integers(301, 1000))
@@ -151,7 +152,7 @@ SIZES = st.one_of(st.tuples(st.integers(1, 3000), st.integers(1, 3000)), st.samp
 
 
 @st.composite
-def pdf_pages(draw: st.DrawFn, n: int, decoded: list[tuple[int, int]]) -> list[PdfPage]:
+def pdf_pages(draw: st.DrawFn, n: int, decoded: list[tuple[int, int]]) -> list[PageResult]:
     pages = []
     for i in range(n):
         sw, sh = decoded[i] if draw(st.booleans()) else draw(SIZES)
@@ -160,9 +161,15 @@ def pdf_pages(draw: st.DrawFn, n: int, decoded: list[tuple[int, int]]) -> list[P
             x0, y0 = draw(st.integers(0, sw - 1)), draw(st.integers(0, sh - 1))
             crop = (x0, y0, draw(st.integers(x0 + 1, sw)), draw(st.integers(y0 + 1, sh)))
         layout: PageLayout | None = draw(st.one_of(st.none(), layouts(has_words=True), layouts(has_words=False)))
-        pages.append(PdfPage(index=i, text=draw(PAGE_TEXTS), size=draw(SIZES), source_size=(sw, sh),
-                             rotation=draw(st.sampled_from(ANGLES)), crop_box=crop, layout=layout,
-                             source=draw(st.sampled_from(["ocr", "ocr", "text_layer"]))))
+        text = draw(PAGE_TEXTS)
+        content: EngineText | LayerBlocks
+        if draw(st.sampled_from(["ocr", "ocr", "text_layer"])) == "ocr":
+            geometry = PageGeometry(size=draw(SIZES), source_size=(sw, sh), rotation=draw(st.sampled_from(ANGLES)),
+                                    cropped=crop is not None, crop_box=crop)
+            content = EngineText(text, False, geometry, layout)
+        else:
+            content = LayerBlocks((), text)
+        pages.append(PageResult(index=i, engine="test", content=content))
     return pages
 
 
@@ -177,8 +184,8 @@ def test_searchable_pdf_never_fails(sources: dict[str, tuple[Path, list[tuple[in
     src, decoded = sources[kind]
     pages = data.draw(pdf_pages(len(decoded), decoded))
     out = write_pdf(PdfInput(src, pages, markdown=markdown, language=language, title=title))
-    assert [p["page"] for p in out.report["pages"]] == list(range(1, len(pages) + 1))
-    assert {p["placement"] for p in out.report["pages"]} <= {"words", "lines", "blocks", "page", "none", "text_layer"}
+    assert [p.page for p in out.report.pages] == list(range(1, len(pages) + 1))
+    assert {p.placement for p in out.report.pages} <= {"words", "lines", "blocks", "page", "none", "text_layer"}
     with pymupdf.open(stream=out.data, filetype="pdf") as doc:
         assert doc.page_count == len(pages)
         for page in doc:

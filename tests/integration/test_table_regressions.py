@@ -13,6 +13,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 import tablegen
+from renderopts import render_opts
 
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.document.layout import layer_blocks
@@ -20,8 +21,7 @@ from daemon.document.model import Table
 from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import RenderOptions
-from daemon.pagerecord import PageResult
+from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.textlayer import read_layer, read_or_render
 from daemon.service.outputs import page_texts
 from daemon.writers.tables import table_csv
@@ -43,7 +43,8 @@ def engine() -> Iterator[TesseractEngine]:
 
 def _scanned_tables(engine: TesseractEngine, png: Path) -> tuple[list[list[list[str]]], str]:
     """The page's tables as the csv writer writes them, and the page's text outside them."""
-    page = read_or_render(png, 0, RenderOptions(autorotate=False))
+    page = read_or_render(png, 0, render_opts(autorotate=False))
+    assert isinstance(page, ImagePage)
     res = engine.submit(PageRequest("doc-t", 0, page.image)).result(timeout=600)
     pages, md = page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
     blocks = parse_document(pages, markdown=md).pages[0].blocks

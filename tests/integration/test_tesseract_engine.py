@@ -15,19 +15,20 @@ from pathlib import Path
 import docgen
 import pytest
 from PIL import Image
+from renderopts import render_opts
 
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine, choose_languages, tidy_text
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError
-from daemon.models import PageText, RenderOptions
+from daemon.models import PageText
 from daemon.pages.render import render_page
 
 
 def page(tmp: Path, lang: str, text: str | None = None) -> Image.Image:
     """A generated scan of the language's sample, rendered like the pipeline does."""
     p = docgen.make_image(tmp / f"{lang}.png", text or docgen.SAMPLES[lang], lang=lang)
-    return render_page(p, 0, RenderOptions(autorotate=False)).image
+    return render_page(p, 0, render_opts(autorotate=False)).image
 
 
 def found(words: list[str], text: str) -> list[str]:
@@ -64,7 +65,7 @@ def test_cjk_page_misread_as_latin_is_read_with_cjk_models(engine: TesseractEngi
     # engine probes with the CJK models and reads the page with Chinese.
     text = "华联超市（朝阳店）\n北京市朝阳区建国路88号\n购物小票\n收银台：03 收银员：王丽\n合计：¥128.50 现金 找零"
     img = docgen.make_image(tmp_path / "zh.jpg", text, fmt="jpeg", lang="zh", font_size=26)
-    req = PageRequest("doc-zh-latin", 0, render_page(img, 0, RenderOptions(autorotate=False)).image, meta={"script": "Latin"})
+    req = PageRequest("doc-zh-latin", 0, render_page(img, 0, render_opts(autorotate=False)).image, script="Latin")
     res = engine.submit(req).result(timeout=120)
     assert res.meta["languages"] == ["chi_sim"], res.meta
     assert res.meta["probe"][0] == ["eng"] and "chi_sim" in res.meta["probe"][1], res.meta

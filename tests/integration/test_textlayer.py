@@ -13,14 +13,22 @@ import docgen
 import layoutgen
 import pymupdf
 import pytest
+from renderopts import render_opts
 
 from daemon.config import Config
 from daemon.document.model import Block, Heading, ListBlock, Paragraph, Table
 from daemon.document.parse import parse_document
 from daemon.engines.tesseract import TesseractEngine
 from daemon.journal.store import Journal
-from daemon.models import RenderOptions
-from daemon.pagerecord import LayerPage, PageResult, RenderedPage
+from daemon.pagerecord import (
+    EngineText,
+    ImagePage,
+    LayerBlocks,
+    LayerPage,
+    PageGeometry,
+    PageResult,
+    RenderedPage,
+)
 from daemon.pages.textlayer import read_layer, read_or_render
 from daemon.service.outputs import page_texts
 from daemon.service.pipeline import Pipeline
@@ -45,16 +53,16 @@ def recall(reference: list[str], text: str) -> float:
 
 def layer_of(got: RenderedPage) -> LayerPage:
     """The page's text layer: the render stage read it, and made no image for the engine."""
-    assert got.layer is not None and got.image is None and got.geometry is None, got
+    assert isinstance(got, LayerPage), got
     assert got.degraded == ()  # no optional stage failed on it
-    return got.layer
+    return got
 
 
 def blocks_of(got: RenderedPage) -> list[Block]:
     """The model blocks the writers get for a text-layer page. Its Markdown (the raw file, the
     JSON's page text, ``ocr-daemon convert``) parses back to the same blocks, tables with the
     same cells."""
-    layer = layer_of(got)
+    layer = layer_of(got).content
     blocks = list(layer.blocks)
     again = parse_document([layer.markdown], markdown=True).pages[0].blocks
     assert [type(b) for b in again] == [type(b) for b in blocks]
@@ -62,21 +70,21 @@ def blocks_of(got: RenderedPage) -> list[Block]:
     return blocks
 
 
-def image_of(got: RenderedPage) -> RenderedPage:
+def image_of(got: RenderedPage) -> ImagePage:
     """A page rendered for the engine: an image with its geometry, no text layer."""
-    assert got.image is not None and got.geometry is not None and got.layer is None, got
+    assert isinstance(got, ImagePage), got
     assert got.geometry.size == got.image.size
     return got
 
 
 def test_born_digital_page_becomes_headings_lists_and_table(tmp_path: Path) -> None:
     pdf = layoutgen.make_layout_pdf(tmp_path / "report.pdf")
-    got = read_or_render(pdf, 0, RenderOptions())
+    got = read_or_render(pdf, 0, render_opts())
     layer = layer_of(got)
-    assert PageResult.from_layer(got, layer).source == "text_layer" and layer.meta["text_layer"]["tables"] == 1
-    assert recall(layoutgen.LAYOUT_WORDS, layer.markdown) >= 0.99, layer.markdown
+    assert PageResult.from_layer(layer).source == "text_layer" and layer.meta["text_layer"]["tables"] == 1
+    assert recall(layoutgen.LAYOUT_WORDS, layer.content.markdown) >= 0.99, layer.content.markdown
     blocks = blocks_of(got)
-    assert parse_document([layer.markdown], markdown=True).pages[0].blocks == blocks  # the Markdown says it all
+    assert parse_document([layer.content.markdown], markdown=True).pages[0].blocks == blocks  # the Markdown says it all
     headings = [(b.level, b.text) for b in blocks if isinstance(b, Heading)]
     assert headings == [(1, layoutgen.TITLE), (2, layoutgen.SECTION)]
     lists = [b for b in blocks if isinstance(b, ListBlock)]
@@ -95,10 +103,10 @@ def test_born_digital_page_becomes_headings_lists_and_table(tmp_path: Path) -> N
 
 def test_invisible_ocr_layer_is_ocred_again_unless_any(tmp_path: Path) -> None:
     pdf = layoutgen.make_invisible_ocr_pdf(tmp_path / "ocred.pdf")
-    got = image_of(read_or_render(pdf, 0, RenderOptions(autorotate=False)))
+    got = image_of(read_or_render(pdf, 0, render_opts(autorotate=False)))
     assert got.text_layer_note == "invisible OCR layer over a scan"
-    trusted = read_or_render(pdf, 0, RenderOptions(text_layer="any"))
-    assert layoutgen.INVISIBLE_TEXT in layer_of(trusted).markdown
+    trusted = read_or_render(pdf, 0, render_opts(text_layer="any"))
+    assert layoutgen.INVISIBLE_TEXT in layer_of(trusted).content.markdown
 
 
 @pytest.mark.parametrize("kind", ["notounicode", "pua"])
@@ -108,19 +116,19 @@ def test_glyph_soup_is_ocred(tmp_path: Path, kind: str) -> None:
     assert not layer.verdict.use
     assert layer.verdict.reason.startswith("glyph soup"), layer.verdict
     assert layer.verdict.bad > 0.5
-    got = image_of(read_or_render(pdf, 0, RenderOptions(autorotate=False)))
+    got = image_of(read_or_render(pdf, 0, render_opts(autorotate=False)))
     assert got.text_layer_note.startswith("glyph soup")
 
 
 def test_scan_without_text_and_text_layer_ocr_render_the_page(tmp_path: Path) -> None:
     scan = docgen.make_pdf(tmp_path / "scan.pdf", [docgen.SAMPLES["en"]], scanned=True)
-    got = image_of(read_or_render(scan, 0, RenderOptions(autorotate=False)))
+    got = image_of(read_or_render(scan, 0, render_opts(autorotate=False)))
     assert got.text_layer_note == "no text layer"
     born = layoutgen.make_layout_pdf(tmp_path / "born.pdf")
-    forced = image_of(read_or_render(born, 0, RenderOptions(text_layer="ocr", autorotate=False)))
+    forced = image_of(read_or_render(born, 0, render_opts(text_layer="ocr", autorotate=False)))
     assert forced.text_layer_note == ""
     img = docgen.make_image(tmp_path / "page.png", "An image has no text layer")
-    image_of(read_or_render(img, 0, RenderOptions(autorotate=False)))
+    image_of(read_or_render(img, 0, render_opts(autorotate=False)))
 
 
 def test_math_glyphs_go_to_a_vlm_but_not_to_tesseract(tmp_path: Path) -> None:
@@ -138,15 +146,16 @@ def test_math_glyphs_go_to_a_vlm_but_not_to_tesseract(tmp_path: Path) -> None:
 
 def test_page_texts_turn_plain_pages_into_the_same_paragraphs() -> None:
     plain = "First line *not emphasis*\nsecond line\n\n1. not a list"
-    layer = PageResult(0, "# Title\n\nBody", "text_layer", source="text_layer", markdown=True)
-    texts = [layer, PageResult(1, plain, "tesseract")]
+    geometry = PageGeometry((100, 100), (100, 100))
+    layer = PageResult(0, "text_layer", LayerBlocks((), "# Title\n\nBody"))
+    texts = [layer, PageResult(1, "tesseract", EngineText(plain, False, geometry))]
     pages, markdown = page_texts(texts, engine_markdown=False)
     assert markdown
     assert pages[0] == "# Title\n\nBody"
     as_md = parse_document([pages[1]], markdown=True).pages[0].blocks
     as_plain = parse_document([plain], markdown=False).pages[0].blocks
     assert as_md == as_plain
-    assert page_texts([PageResult(0, plain, "tesseract")], engine_markdown=False) == ([plain], False)
+    assert page_texts([PageResult(0, "tesseract", EngineText(plain, False, geometry))], engine_markdown=False) == ([plain], False)
 
 
 @pytest.fixture
@@ -200,7 +209,7 @@ def test_pipeline_reads_the_layer_and_ocrs_the_scan(tess_pipe: Pipeline, tmp_pat
 
 def test_table_with_horizontal_rules_only(tmp_path: Path) -> None:
     pdf = layoutgen.make_booktabs_pdf(tmp_path / "booktabs.pdf")
-    got = read_or_render(pdf, 0, RenderOptions())
+    got = read_or_render(pdf, 0, render_opts())
     blocks = blocks_of(got)
     assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
     table = blocks[1]
@@ -221,10 +230,10 @@ def test_text_page_with_a_dense_drawing_is_read_without_a_table_search(tmp_path:
     shape.commit()
     pdf = tmp_path / "plot.pdf"
     doc.save(pdf)
-    layer = layer_of(read_or_render(pdf, 0, RenderOptions()))
+    layer = layer_of(read_or_render(pdf, 0, render_opts()))
     assert layer.meta["text_layer"]["tables"] == 0
-    assert not any(isinstance(b, Table) for b in layer.blocks)
-    assert recall(" ".join(layoutgen.PARAGRAPHS).split(), layer.markdown) == 1.0
+    assert not any(isinstance(b, Table) for b in layer.content.blocks)
+    assert recall(" ".join(layoutgen.PARAGRAPHS).split(), layer.content.markdown) == 1.0
 
 
 def test_unruled_table_becomes_a_table_and_a_csv(tess_pipe: Pipeline, tmp_path: Path) -> None:
@@ -232,7 +241,7 @@ def test_unruled_table_becomes_a_table_and_a_csv(tess_pipe: Pipeline, tmp_path: 
     pdf = layoutgen.make_unruled_pdf(tmp_path / "unruled.pdf")
     page = pymupdf.open(pdf)[0]
     assert page.get_drawings() == []
-    got = read_or_render(pdf, 0, RenderOptions())
+    got = read_or_render(pdf, 0, render_opts())
     assert layer_of(got).meta["text_layer"]["tables"] == 1
     blocks = blocks_of(got)
     assert [type(b).__name__ for b in blocks] == ["Paragraph", "Table", "Paragraph"]
@@ -254,10 +263,10 @@ def test_aligned_text_that_is_no_table_stays_text(tmp_path: Path, kind: str) -> 
     layer = read_layer(pymupdf.open(pdf)[0], 0)
     assert layer.verdict.use
     assert layer.tables == []
-    got = read_or_render(pdf, 0, RenderOptions())
+    got = read_or_render(pdf, 0, render_opts())
     assert layer_of(got).meta["text_layer"]["tables"] == 0
     blocks = blocks_of(got)
     assert blocks and not any(isinstance(b, Table) for b in blocks)
     # every word of the page is still in its text
     words = [w[4] for w in pymupdf.open(pdf)[0].get_text("words")]
-    assert recall(words, layer_of(got).markdown) >= 0.99
+    assert recall(words, layer_of(got).content.markdown) >= 0.99

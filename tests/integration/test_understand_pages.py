@@ -11,11 +11,11 @@ import docgen
 import gatecorpus
 import pytest
 from PIL import Image, ImageDraw
+from renderopts import render_opts
 
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
-from daemon.models import RenderOptions
 from daemon.pages.orient import make_upright, reads_better
 from daemon.pages.render import render_page
 from daemon.understand.language import han_variant_counts
@@ -40,7 +40,7 @@ def engine() -> Iterator[TesseractEngine]:
 
 def scan(tmp: Path, name: str, text: str, lang: str | None = None, font_size: int = 32) -> Image.Image:
     p = docgen.make_image(tmp / f"{name}.png", text, lang=lang, font_size=font_size)
-    return render_page(p, 0, RenderOptions(autorotate=False)).image
+    return render_page(p, 0, render_opts(autorotate=False)).image
 
 
 # --------------------------------------------------------------------------- item 4
@@ -64,7 +64,7 @@ def test_chinese_page_read_with_its_own_variant(
     engine: TesseractEngine, tmp_path: Path, text: str, model: str, own: int
 ) -> None:
     lang = "zh" if own == 0 else "zh_tw"
-    res = engine.submit(PageRequest(f"doc-{model}", 0, scan(tmp_path, model, text, lang=lang), meta={"script": "Han"})).result(
+    res = engine.submit(PageRequest(f"doc-{model}", 0, scan(tmp_path, model, text, lang=lang), script="Han")).result(
         timeout=300
     )
     assert res.meta["languages"] == [model], res.meta
@@ -81,8 +81,8 @@ def test_a_short_simplified_table_is_read_without_chi_tra(engine: TesseractEngin
     # glyphs and write their own. The band's variant now drops chi_tra (tessplan.undecided_models).
     name = "12-rules_only_table-zh.jpg"
     (doc,) = gatecorpus.build(tmp_path, only={name})
-    page = render_page(tmp_path / name, 0, RenderOptions()).image
-    res = engine.submit(PageRequest("doc-zh-table", 0, page, meta={"script": "Han"})).result(timeout=300)
+    page = render_page(tmp_path / name, 0, render_opts()).image
+    res = engine.submit(PageRequest("doc-zh-table", 0, page, script="Han")).result(timeout=300)
     assert "chi_sim" in res.meta["languages"] and "chi_tra" not in res.meta["languages"], res.meta
     simp, trad = han_variant_counts(res.text)
     assert simp >= 5 and trad == 0, (simp, trad, res.text)
@@ -90,7 +90,7 @@ def test_a_short_simplified_table_is_read_without_chi_tra(engine: TesseractEngin
     assert sum(w in flat for w in doc.words) >= 5, (doc.words, res.text)
     # ... and a traditional page (a Taiwanese invoice) is still read with chi_tra alone
     res = engine.submit(
-        PageRequest("doc-zh-hant", 0, scan(tmp_path, "hant", ZH_HANT, lang="zh_tw"), meta={"script": "Han"})
+        PageRequest("doc-zh-hant", 0, scan(tmp_path, "hant", ZH_HANT, lang="zh_tw"), script="Han")
     ).result(timeout=300)
     assert res.meta["languages"] == ["chi_tra"], res.meta
     assert han_variant_counts(res.text)[0] == 0, res.text
@@ -130,8 +130,8 @@ def test_small_print_rendered_at_300_dpi_for_tesseract(engine: TesseractEngine, 
             "Zwischensumme 154,00 EUR, zuzüglich 19 % Umsatzsteuer 29,26 EUR\n"
             "Bankverbindung: Stadtsparkasse München, IBAN DE12 7015 0000 0012 3456 78")
     pdf = docgen.make_pdf(tmp_path / "small.pdf", [text], font_size=5)
-    vlm = render_page(pdf, 0, RenderOptions(autorotate=False))
-    tess = render_page(pdf, 0, RenderOptions(autorotate=False, dpi=300))
+    vlm = render_page(pdf, 0, render_opts(autorotate=False))
+    tess = render_page(pdf, 0, render_opts(autorotate=False, dpi=300))
     assert max(vlm.image.size) == 1540
     assert abs(tess.image.width - 2480) <= 2 and abs(tess.image.height - 3508) <= 2  # A4 at 300 dpi
     cer = {}
@@ -145,8 +145,8 @@ def test_small_print_rendered_at_300_dpi_for_tesseract(engine: TesseractEngine, 
 def test_image_pages_keep_their_resolution_for_tesseract(tmp_path: Path, size: tuple[int, int], want: int) -> None:
     p = tmp_path / "page.png"
     Image.new("RGB", size, "white").save(p)
-    assert max(render_page(p, 0, RenderOptions(autorotate=False, dpi=300)).image.size) == want
-    assert max(render_page(p, 0, RenderOptions(autorotate=False)).image.size) == 1540
+    assert max(render_page(p, 0, render_opts(autorotate=False, dpi=300)).image.size) == want
+    assert max(render_page(p, 0, render_opts(autorotate=False)).image.size) == 1540
 
 
 # --------------------------------------------------------------------------- item 3: orientation
@@ -165,6 +165,6 @@ def test_upside_down_page_is_turned_and_upright_page_is_not(tmp_path: Path) -> N
 def test_engine_reads_an_upside_down_page_osd_left_alone(engine: TesseractEngine, tmp_path: Path) -> None:
     # The render stage did not turn it (OSD unsure); the unsure read is retried upside down.
     flipped = scan(tmp_path, "en-flip", EN).rotate(180)
-    res = engine.submit(PageRequest("doc-flip", 0, flipped, meta={"script": "Latin"})).result(timeout=300)
+    res = engine.submit(PageRequest("doc-flip", 0, flipped, script="Latin")).result(timeout=300)
     assert res.meta.get("turned") == 180, res.meta
     assert docgen.cer(EN, res.text) < 0.05, res.text

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pickle
 
+from pagerecords import ocr_page
+
 from daemon.models import PageLayout, TextBox, TextLine
-from daemon.pagerecord import PageResult
+from daemon.pagerecord import LayerBlocks, PageResult
 from daemon.quality import Review
 from daemon.quality.checks import check_tables, check_txt, found_in_order, tokens
 from daemon.quality.confidence import is_low, page_confidence, wordlike
@@ -25,8 +27,9 @@ def _page(text: str, *, conf: float | None = None, engine: str = "tesseract", fl
     m = dict(meta or {})
     if conf is not None:
         m["word_confidence"] = conf
-    return PageResult(index=index, text=text, engine=engine, source=source, flags=flags, meta=m,  # type: ignore[arg-type]
-                      layout=layout)
+    if source == "text_layer":
+        return PageResult(index=index, engine=engine, content=LayerBlocks((), text), flags=flags, meta=m)
+    return ocr_page(index, text, engine, layout=layout, flags=flags, meta=m)
 
 
 def test_wordlike_counts_words_numbers_and_cjk_and_not_symbol_soup() -> None:

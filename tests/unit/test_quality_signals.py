@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from corpus import DOCTYPE_TEXTS
+from pagerecords import ocr_page
 
-from daemon.pagerecord import PageResult
 from daemon.quality import signals
 from daemon.quality.confidence import is_low, page_confidence
 
@@ -61,11 +61,11 @@ def test_text_in_no_supported_language_is_unplaced() -> None:
 
 def test_signals_make_the_page_low_with_its_figure_high() -> None:
     meta = {"word_confidence": 90.0, "low_words": 0.45}
-    unsure = page_confidence(PageResult(index=0, text=DOCTYPE_TEXTS["letter"]["en"], engine="tesseract", meta=meta))
+    unsure = page_confidence(ocr_page(0, DOCTYPE_TEXTS["letter"]["en"], meta=meta))
     assert unsure is not None and unsure.value > 80 and unsure.signals == ("low_words",)
     assert is_low(unsure, 50) and not is_low(unsure, 0)  # 0: never
-    sure = page_confidence(PageResult(index=0, text=DOCTYPE_TEXTS["letter"]["en"], engine="tesseract",
+    sure = page_confidence(ocr_page(0, DOCTYPE_TEXTS["letter"]["en"],
                                       meta={"word_confidence": 90.0, "low_words": 0.02}))
     assert sure is not None and sure.signals == () and not is_low(sure, 50)
-    russian = page_confidence(PageResult(index=0, text=RUSSIAN, engine="tesseract", meta={"word_confidence": 90.0}))
+    russian = page_confidence(ocr_page(0, RUSSIAN, meta={"word_confidence": 90.0}))
     assert russian is not None and "language" in russian.signals and russian.language == "unknown"

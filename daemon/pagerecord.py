@@ -201,7 +201,7 @@ class PageResult:
             geometry = replace(geometry, rotation=(geometry.rotation + turned) % 360, size=size)
         meta = dict(answer.meta)
         if answer.markdown:  # the sidecar's engine details say so (a plain-text engine's page of tables)
-            meta.update(markdown=True)
+            meta = _with_markdown_flag(meta)
         return cls(
             index=page.index, engine=answer.engine,
             content=EngineText(answer.text, engine_markdown or answer.markdown, geometry, layout),
@@ -318,3 +318,13 @@ def _layout_from_json(d: Mapping[str, Any]) -> PageLayout:
         for ln in d["lines"]
     ]
     return PageLayout(_pair(d["size"]), lines, bool(d["has_words"]))
+
+
+#: The engine details a page's ``markdown`` flag follows in the sidecar: the place the Tesseract
+#: engine wrote it when the flag was a ``meta`` key, kept so that sidecars stay byte-identical.
+_BEFORE_MARKDOWN = ("languages", "script", "confidence", "word_confidence", "low_words", "ink_ppm")
+
+
+def _with_markdown_flag(meta: dict[str, Any]) -> dict[str, Any]:
+    head = {k: v for k, v in meta.items() if k in _BEFORE_MARKDOWN}
+    return {**head, "markdown": True, **{k: v for k, v in meta.items() if k not in head}}

@@ -1,5 +1,6 @@
 """A document's way through the journal's states: admitted, claimed, planned, finished, failed,
-put back, requeued -- every change of a ``documents`` row but its page count (``pagerecords``).
+put back, requeued -- what the intake, the work queue, the pipeline and ``requeue`` change in a
+document's row (its pages are ``pagerecords``', the journal's own state ``upkeep``'s).
 
 Contract:
 - Every state change is one committed transaction (``_tx``): it happens whole or not at all,

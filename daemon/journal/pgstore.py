@@ -40,6 +40,7 @@ from typing import Any
 from daemon.errors import ExitCode, FatalError
 from daemon.journal.leases import FENCED, RELEASING, Leases
 from daemon.journal.pgsql import JournalUnavailable, dml, journal_error, migrations
+from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 
 log = logging.getLogger(__name__)
@@ -230,8 +231,6 @@ class PostgresJournal(Leases, Journal):
         one is rolled back, reported to ``on_write_error`` when the journal cannot be written now,
         and raised as ``sqlite3.Error``."""
         import psycopg
-
-        from daemon.journal.schema import write_problem
 
         db = self._conn()
         try:

@@ -157,7 +157,7 @@ def plan(journal: Journal, doc_id: int, route: str, hooks: Sequence[HookSpec], s
     before the document is recorded done: nothing is delivered before that (module contract)."""
     _ensure(journal)
     now = time.time()
-    hold = getattr(journal, "holding", None)  # a shared journal: only the document's holder plans (pgstore.py)
+    hold = getattr(journal, "holding", None)  # a shared journal: only the document's holder plans (leases.py)
     with hold(doc_id) if hold is not None else contextlib.nullcontext(), journal._tx() as db:
         db.execute("DELETE FROM deliveries WHERE doc_id=?", (doc_id,))
         for h in hooks:

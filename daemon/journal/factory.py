@@ -11,10 +11,6 @@ from daemon.config import Config
 from daemon.journal.store import Journal
 
 
-def is_shared(cfg: Config) -> bool:
-    return bool(cfg.daemon.journal_url)
-
-
 def open_journal(cfg: Config, *, readonly: bool = False, state_dir: Path | None = None) -> Journal:
     state = Path(state_dir if state_dir is not None else cfg.daemon.state_dir)
     url = cfg.daemon.journal_url

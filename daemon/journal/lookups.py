@@ -1,27 +1,35 @@
-"""The journal's lookups and upkeep that a million rows must not slow (issue 34), as a base class of
-``store.Journal`` (split from store.py, which holds the rest of its statements, to keep that
-module near its size limit; same contract: every statement here is an index search or an index
-range, checked by tests/integration/test_journal_plans.py on SQLite and PostgreSQL).
+"""The journal's reads: a document by id or path, the work queue's next ids, planned outputs,
+the status lists, the counts by state, and the batched lookups of a rescan.
 
 Contract:
+- Reads only: nothing here writes (``store.Journal``'s ``readonly`` open runs all of it); rows come
+  out as ``JournalRow`` (frozen; paths, states and JSON columns decoded), never as
+  ``sqlite3.Row``/dicts.
+- A million rows slow nothing (issue 34): every statement is an index search or an index range,
+  checked by tests/integration/test_journal_plans.py on SQLite and PostgreSQL. SQLite's planner
+  has no statistics: beside a path, sha256 or final path it may pick the ``state`` index, a range
+  of every done row, so those statements name their index (``INDEXED BY``; ``pgsql.dml`` drops it
+  for PostgreSQL, whose planner has statistics).
+- ``get`` / ``find``: one row by id, or the newest whose source is (or was moved to) a path.
+- ``queued(limit)``: the work queue's next ids, not a backlog's every id; ``planned`` /
+  ``planned_by_unfinished``: output names claimed before they are written.
+- ``retrying``, ``waiting_for_space``, ``recent_failures``, ``recent_finished``: ``status_summary``'s
+  lists, index ranges of the in-flight and recent rows (partial indexes where a condition, not a
+  state, picks them).
+- ``counts``: documents by state from ``state_counts`` (kept by the schema's triggers).
 - ``known_unchanged`` / ``outputs_among``: a rescan's batch of files asked at once (``KNOWN_CHUNK``
   paths per query); ``is_output`` one path (the ``outputs`` table, archived sources' final path).
-- ``counts``: documents by state from ``state_counts`` (kept by the schema's triggers).
-- ``compact_finished``: ``retention``'s compaction of old finished rows (still known, still a
-  duplicate's original). ``_add_rebuilt_new``: ``add_rebuilt`` in batches. ``_fill_outputs``:
-  schema version 3's migration of the output names into ``outputs``.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar
 
-from daemon.journal.rows import RebuiltDoc, _dump_paths, db_path
+from daemon.journal.base import JournalBase
+from daemon.journal.rows import WAITING_FOR_SPACE, JournalRow, _row, db_path
 
 #: A path as ``known_unchanged`` is given it (and gives it back): a ``Path`` or its string.
 P = TypeVar("P", Path, str)
@@ -30,59 +38,76 @@ P = TypeVar("P", Path, str)
 KNOWN_CHUNK = 512
 
 
-class Lookups:
-    """Base of ``store.Journal``: see the module docstring."""
+class Lookups(JournalBase):
+    """The journal's reads (module contract); part of ``store.Journal``."""
 
-    readonly: bool
+    def get(self, doc_id: int) -> JournalRow | None:
+        """The row, decoded."""
+        row = self._conn().execute("SELECT * FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return _row(row) if row else None
 
-    def _conn(self) -> sqlite3.Connection:
-        raise NotImplementedError
+    def find(self, path: Path) -> JournalRow | None:
+        """The newest row whose source is (or was moved to) ``path``."""
+        row = self._conn().execute(
+            "SELECT * FROM documents WHERE path=? OR final_path=? ORDER BY id DESC LIMIT 1", (db_path(path), db_path(path))
+        ).fetchone()
+        return _row(row) if row else None
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
+    def queued(self, limit: int | None = None) -> list[tuple[int, float]]:
+        """(id, not_before) of the queued rows, soonest due first (then oldest); at most ``limit``
+        (the work queue takes the next few from the journal, not a backlog's every id: issue 34)."""
+        rows = self._conn().execute(
+            "SELECT id, not_before FROM documents WHERE state='queued' ORDER BY not_before, id LIMIT ?",
+            (1 << 62 if limit is None else limit,),
+        ).fetchall()
+        return [(int(r["id"]), float(r["not_before"])) for r in rows]
 
-    def _fill_outputs(self, db: sqlite3.Connection) -> None:
-        """The ``outputs`` table from the rows' JSON columns (version 3's migration: once)."""
-        rows = db.execute("SELECT id, outputs, planned FROM documents WHERE outputs IS NOT NULL OR planned IS NOT NULL")
-        batch: list[tuple[str, int]] = []
-        for r in rows.fetchall():
-            for col in ("outputs", "planned"):
-                batch += [(str(db_path(p)), int(r["id"])) for p in json.loads(r[col] or "[]")]
-        for i in range(0, len(batch), 10_000):
-            db.executemany("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", batch[i:i + 10_000])
+    def planned(self, doc_id: int) -> list[Path]:
+        row = self._conn().execute("SELECT planned FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return [Path(p) for p in json.loads(row["planned"])] if row and row["planned"] else []
 
-    def _add_rebuilt_new(self, db: sqlite3.Connection, docs: list[RebuiltDoc], now: float) -> int:
-        """``add_rebuilt`` of documents without an id, in batches: one lookup of the finished ones
-        per ``KNOWN_CHUNK`` paths, the rows and their outputs inserted with ``executemany`` (a
-        journal rebuilt from 100,000 sidecars, or the scale bench's: issue 34)."""
-        added = 0
-        for i in range(0, len(docs), KNOWN_CHUNK):
-            chunk = docs[i:i + KNOWN_CHUNK]
-            keys = [str(db_path(d.path)) for d in chunk]
-            marks = ",".join("?" * len(keys))
-            have = {(r["path"], r["sha256"]) for r in db.execute(
-                f"SELECT path, sha256 FROM documents INDEXED BY documents_path WHERE path IN ({marks})"
-                " AND state IN ('done','duplicate','failed')",
-                keys).fetchall()}
-            new = []
-            for key, d in zip(keys, chunk, strict=True):
-                if (key, d.sha256) not in have:
-                    have.add((key, d.sha256))
-                    new.append((key, d))
-            if not new:
-                continue
-            db.executemany(
-                "INSERT INTO documents(path, inbox, size, mtime, sha256, state, error, language, doctype, route, pages,"
-                " outputs, final_path, duplicate_of, created, updated) VALUES (?,?,?,-1,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(key, d.inbox, d.size, d.sha256, d.state.value, d.error, d.language, d.doctype, d.route, d.pages,
-                  _dump_paths(list(d.outputs)), db_path(d.final_path), d.duplicate_of, d.created, now) for key, d in new])
-            ids = {(r["path"], r["sha256"]): int(r["id"]) for r in db.execute(
-                f"SELECT id, path, sha256 FROM documents WHERE path IN ({marks}) ORDER BY id", keys).fetchall()}
-            outs = [(db_path(o), ids[(key, d.sha256)]) for key, d in new for o in d.outputs]
-            if outs:
-                db.executemany("INSERT OR REPLACE INTO outputs(path, doc_id) VALUES (?,?)", outs)
-            added += len(new)
-        return added
+    def planned_by_unfinished(self, exclude_id: int) -> set[Path]:
+        """Output paths planned by documents not finished yet (queued/processing), except one."""
+        rows = self._conn().execute(
+            "SELECT planned FROM documents INDEXED BY documents_unfinished_planned"
+            " WHERE state IN ('queued', 'processing') AND planned IS NOT NULL AND id != ?",
+            (exclude_id,),
+        ).fetchall()
+        return {Path(p) for r in rows for p in json.loads(r["planned"])}
+
+    def retrying(self, limit: int = 100) -> list[JournalRow]:
+        """Documents waiting for another try after a failed one (queued with a strike and the
+        last error), soonest next try first."""
+        rows = self._conn().execute(
+            "SELECT * FROM documents INDEXED BY documents_waiting"
+            " WHERE state IN ('queued', 'processing') AND strikes > 0 AND error IS NOT NULL"
+            " ORDER BY not_before LIMIT ?", (limit,)
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def waiting_for_space(self, limit: int = 100) -> list[JournalRow]:
+        """Documents waiting for a full or read-only destination (``rows.WAITING_FOR_SPACE``; no
+        strike for it), soonest next try first."""
+        rows = self._conn().execute(
+            "SELECT * FROM documents INDEXED BY documents_waiting"
+            " WHERE state IN ('queued', 'processing') AND error IS NOT NULL AND error LIKE ?"
+            " ORDER BY not_before LIMIT ?", (WAITING_FOR_SPACE + "%", limit)
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def recent_failures(self, limit: int = 10) -> list[JournalRow]:
+        rows = self._conn().execute(
+            "SELECT * FROM documents WHERE state='failed' ORDER BY updated DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [_row(r) for r in rows]
+
+    def recent_finished(self, limit: int = 10) -> list[JournalRow]:
+        """The documents done (or linked as duplicates) most recently, newest first."""
+        rows = [r for state in ("done", "duplicate") for r in self._conn().execute(  # one index range each
+            "SELECT * FROM documents WHERE state=? ORDER BY updated DESC, id DESC LIMIT ?", (state, limit),
+        ).fetchall()]
+        rows.sort(key=lambda r: (r["updated"], r["id"]), reverse=True)
+        return [_row(r) for r in rows[:limit]]
 
     def known_unchanged(self, files: Iterable[tuple[P, int, float]]) -> set[P]:
         """Of ``files`` -- (path, size, mtime) as ``os.lstat`` gives them -- the paths whose newest
@@ -118,25 +143,6 @@ class Lookups:
                 if found is not None and found[1] == key and found[2] == size and found[3] == mtime:
                     out.add(path)
         return out
-
-    def compact_finished(self, before: float, batch: int = 10_000) -> int:
-        """Compact rows finished (done, duplicate) before ``before``: their timings, planned names
-        and error dropped; path, size, mtime, sha256, outputs and final path kept, so the file is
-        still known, its content still found as a duplicate and its outputs never taken as input
-        (``retention``). ``batch`` rows per transaction; returns how many."""
-        n = 0
-        for state in ("done", "duplicate"):
-            while True:
-                with self._tx() as db:
-                    cur = db.execute(
-                        "UPDATE documents SET timings=NULL, planned=NULL, error=NULL WHERE id IN (SELECT id FROM documents"
-                        " WHERE state=? AND updated<? AND (timings IS NOT NULL OR planned IS NOT NULL OR error IS NOT NULL)"
-                        " LIMIT ?)", (state, before, batch),
-                    )
-                    n += max(0, cur.rowcount)
-                if cur.rowcount < batch:
-                    break
-        return n
 
     def counts(self) -> dict[str, int]:
         """Documents by state, from ``state_counts`` (kept by triggers: a few rows, whatever the

@@ -5,7 +5,7 @@ Contract:
   finished document, ``service.pipeline._save_raw``) last written more than ``keep_days`` ago;
   ``keep_days`` 0 keeps everything. Returns how many folders went. A folder that cannot be
   removed is left (logged); nothing else under the state folder is touched.
-- ``Journal.compact_finished`` (store.py) compacts finished rows older than
+- ``Journal.compact_finished`` (upkeep.py) compacts finished rows older than
   ``daemon.keep_journal_days``: path, size, mtime, sha256, state, outputs and final path stay (the
   file is still known, its content still found as a duplicate, its outputs never taken as input).
 - ``vacuum(journal)``: a SQLite journal whose free pages are at least ``VACUUM_FREE`` of its pages

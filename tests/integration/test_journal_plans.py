@@ -138,7 +138,7 @@ def test_every_lookup_of_a_document_s_life_is_an_index_search_on_postgresql(tmp_
         db.execute("SET enable_seqscan = off")
         checked = 0
         for s in stmts:
-            if re.search(r"\bmax\(", s):  # SQLite's scalar max(); pgstore.recover has its own statement
+            if re.search(r"\bmax\(", s):  # SQLite's scalar max(); PostgresJournal.recover (leases.py) has its own statement
                 continue
             plan = [next(iter(r.values())) for r in db.execute("EXPLAIN " + s.replace("%", "%%")).fetchall()]
             assert not [p for p in plan if re.search(r"Seq Scan on (documents|outputs)", p)], f"{s}\n  plan: {plan}"

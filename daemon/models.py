@@ -151,9 +151,6 @@ class PageText:
     seconds: float = 0.0
     flags: list[str] = field(default_factory=list)  # e.g. "repetition", "truncated", "banded"
     meta: dict[str, Any] = field(default_factory=dict)
-    # where the text came from: "ocr" (an engine read the page image) or "text_layer" (the PDF's
-    # own text, see engine.text_layer); the sidecar records it per page
-    source: str = "ocr"
     # where the text sits on the engine's page image, for the searchable PDF: Tesseract's words
     # (with words); None for engines that give no positions (VLMs)
     layout: PageLayout | None = None

@@ -4,7 +4,6 @@ Public API (used by the pipeline; names and signatures are stable):
 
 - ``render_page(path, index, opts) -> Page``: one page. Module-level and returns a picklable
   ``Page`` so the pipeline can call it in a ``ProcessPoolExecutor``.
-- ``render_document(path, opts) -> Iterator[Page]``: ``page_count`` then every page.
 - ``crop_dark_borders(image)``: the scanner-border crop.
 
 Opening and refusing files is ``daemon.pages.probe``'s (``page_count``, ``probe``); turning
@@ -47,7 +46,6 @@ from __future__ import annotations
 import logging
 import struct
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -66,12 +64,11 @@ from daemon.pages.probe import (
     mupdf,
     open_image,
     open_pdf,
-    page_count,
     short,
 )
 from daemon.stages import Degraded, Stage, optional
 
-__all__ = ["render_page", "render_document", "crop_dark_borders", "image_target"]
+__all__ = ["render_page", "crop_dark_borders", "image_target"]
 
 log = logging.getLogger(__name__)
 
@@ -335,9 +332,3 @@ def render_page(path: Path, index: int, opts: RenderOptions) -> Page:
         index=index, image=img, rotation=rotation, cropped=crop_box is not None, source_size=source, script=script,
         crop_box=crop_box, skew=skew, unskewed_size=unskewed, degraded=degraded, band=band,
     )
-
-
-def render_document(path: Path, opts: RenderOptions) -> Iterator[Page]:
-    """``page_count`` then ``render_page`` for each page, in order."""
-    for i in range(page_count(path, opts)):
-        yield render_page(path, i, opts)

@@ -67,8 +67,8 @@ from daemon.pages.tables import (
     reading_order,
     rule_regions,
     text_grid,
-    unruled_grids,
 )
+from daemon.pages.unruled import unruled_grids
 
 if TYPE_CHECKING:
     from daemon.pages.scanrules import Runs

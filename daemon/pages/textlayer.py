@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from daemon.models import PageText, RenderOptions
+from daemon.models import RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import probe, render
 from daemon.pages.probe import mupdf
@@ -591,28 +591,3 @@ def _read_kept_open(
         except Exception as e:  # a page MuPDF cannot read text from: OCR it
             layer = PageLayer(index, 0, 0, Verdict(False, f"text layer unreadable ({type(e).__name__})"))
     return layer
-
-
-def unify(texts: list[PageText], engine_markdown: bool) -> tuple[list[str], bool]:
-    """The page strings of a document and whether they are Markdown. A plain-text engine's
-    document with pages from the text layer (or scanned tables, ``meta["markdown"]``) becomes
-    Markdown as a whole: its plain pages are escaped into the same paragraphs
-    ``parse_plain_page`` would make, so the writers see one kind of text."""
-    marked = [t.source == "text_layer" or bool(t.meta.get("markdown")) for t in texts]
-    if engine_markdown or not any(marked):
-        return [t.text for t in texts], engine_markdown
-    from daemon.document.inline import escape_plain
-
-    out: list[str] = []
-    for t, md in zip(texts, marked, strict=True):
-        if md:
-            out.append(t.text)
-            continue
-        text = t.text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
-        paras = []
-        for chunk in re.split(r"\n\s*\n", text):
-            lines = [ln.rstrip() for ln in chunk.split("\n") if ln.strip()]
-            if lines:
-                paras.append(escape_plain("\n".join(lines)))
-        out.append("\n\n".join(paras))
-    return out, True

@@ -18,7 +18,7 @@ from PIL import Image
 from daemon.errors import InputError
 from daemon.models import RenderOptions
 from daemon.pages.probe import page_count, probe
-from daemon.pages.render import crop_dark_borders, render_document, render_page
+from daemon.pages.render import crop_dark_borders, render_page
 
 PLAIN = RenderOptions(autorotate=False, crop_borders=False)
 FULL = RenderOptions()
@@ -44,7 +44,7 @@ def test_pdf_pages_render_at_longest_edge(tmp_path: Path) -> None:
     pdf = docgen.make_pdf(tmp_path / "a.pdf", [EN, docgen.SAMPLES["zh"], docgen.SAMPLES["ja"]])
     assert probe(pdf) is None
     assert page_count(pdf, FULL) == 3
-    pages = list(render_document(pdf, FULL))
+    pages = [render_page(pdf, i, FULL) for i in range(page_count(pdf, FULL))]
     assert [p.index for p in pages] == [0, 1, 2]
     for p in pages:
         assert p.image.mode == "RGB"
@@ -214,7 +214,7 @@ def test_multipage_tiff(tmp_path: Path) -> None:
     p = docgen.make_multipage_tiff(tmp_path / "m.tif", [EN, docgen.SAMPLES["de"], docgen.SAMPLES["zh"]])
     assert probe(p) is None
     assert page_count(p, FULL) == 3
-    pages = list(render_document(p, PLAIN))
+    pages = [render_page(p, i, PLAIN) for i in range(page_count(p, PLAIN))]
     assert len(pages) == 3
     assert all(max(pg.image.size) == 1540 for pg in pages)
     assert diff(pages[0].image, pages[2].image) > 1  # really different pages

@@ -1,7 +1,7 @@
 """The journal's lookups and upkeep that a million rows must not slow (issue 34), as a base class of
-``store.Journal`` (split from store.py, which holds the rest of its statements, to keep that
-module near its size limit; same contract: every statement here is an index search or an index
-range, checked by tests/integration/test_journal_plans.py on SQLite and PostgreSQL).
+``store.Journal`` (store.py holds the rest of its statements; same contract: every statement here
+is an index search or an index range, checked by tests/integration/test_journal_plans.py on SQLite
+and PostgreSQL).
 
 Contract:
 - ``known_unchanged`` / ``outputs_among``: a rescan's batch of files asked at once (``KNOWN_CHUNK``

@@ -6,8 +6,8 @@ Contract:
 - ``db_path``/``from_db_path`` store any Linux path (also names that are not valid UTF-8) as
   journal text and back, exactly.
 - ``status_summary`` is what ``ocr-daemon status --json`` and ``/status`` start with.
-- No SQL here: every statement against the journal's tables is in ``store.py``; this module was
-  split from it to keep that one under the size limit (the row types only decode).
+- No SQL here: every statement against the journal's tables is in ``store.py``; the row types
+  only decode.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The journal's tables (DDL) and their versions, which ``store.Journal`` creates and migrates, and
 which SQLite errors mean the journal cannot be written now (``write_problem``).
 
-Split from ``store.py`` (which has every statement that reads or changes rows) to keep that
-module under the size limit.
+The statements that read or change rows are ``store.py``'s.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ Contract:
 - State upkeep (``daemon.journal.guard``, ``rebuild``, ``health``): ``check_writable``, the journal's
   ``identity``, ``add_rebuilt`` (documents found on disk), ``admit_unreadable``.
 
-Over ~500 lines on purpose: every statement that reads or changes the journal's rows is here
+Every statement that reads or changes the journal's rows is here
 (but the batched lookups, counts and upkeep of issue 34, in ``lookups.py``, its base class),
 beside the transactions and migration that keep them consistent. The tables themselves (DDL)
 are in ``schema.py``, the row types and their column codecs in ``rows.py`` (re-exported here).

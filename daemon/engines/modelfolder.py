@@ -264,13 +264,6 @@ def write_dummy_model(folder: Path) -> Path:
     return folder
 
 
-def is_model_folder(folder: Path) -> bool:
-    """True when ``folder`` holds at least a config and a tokenizer."""
-    return (folder / "config.json").is_file() and (
-        (folder / "tokenizer.json").is_file() or (folder / "tokenizer_config.json").is_file()
-    )
-
-
 def fetch_model(repo_id: str = DEFAULT_REPO, folder: Path | None = None) -> Path:
     """Download ``repo_id`` into ``folder`` (or the HF cache when None). Needs network."""
     try:

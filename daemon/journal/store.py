@@ -100,10 +100,6 @@ log = logging.getLogger(__name__)
 #: ``sha256`` of a link, special or hard-linked file: never opened, so never hashed.
 NOT_READ = "not-read"
 
-#: States in which a document's page records are dropped (it will not resume).
-FINAL_STATES = (DocState.DONE, DocState.DUPLICATE, DocState.FAILED, DocState.SUPERSEDED)
-
-
 
 
 def journal_path(state_dir: Path) -> Path:

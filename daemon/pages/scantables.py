@@ -210,9 +210,6 @@ class RuleRegion:
     rules: list[float]  # y of every rule in it, top to bottom
 
 
-#: Gray level below which a long thin run is a rule: light grey rules (#ccc-#ddd, common in
-#: tables without vertical rules) are ~200-220; text uses INK.
-RULE_GRAY = 225
 #: A rule is at most this many px thick (a thicker run of long rows is a filled area).
 MAX_RULE_THICKNESS = 6
 

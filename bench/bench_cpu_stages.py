@@ -354,7 +354,7 @@ def cmd_once(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="cpuprof-") as tmp:
         work = Path(tmp)
         for what, argv in (("startup: ocr-daemon --help", [py, "-m", "daemon", "--help"]),
-                           ("startup: import daemon.once+service", [py, "-c", "import daemon.cli, daemon.once, "
+                           ("startup: import daemon.once+service", [py, "-c", "import daemon.cli, daemon.commands.once, "
                             "daemon.service.service, daemon.service.pipeline, daemon.engines.tesseract"])):
             for _ in range(2):
                 cpu, wall, _p = measure("startup", argv, env)

@@ -1,6 +1,6 @@
 """Held-out check of the output writers (issue 4).
 
-Runs ``python -m daemon.writers.convert FILE --to md,txt,tex,csv,xlsx,json`` (what ``ocr-daemon
+Runs ``python -m daemon convert FILE --to md,txt,tex,csv,xlsx,json`` (what ``ocr-daemon
 convert`` runs) on every model-style page output in ``bench/heldout_outputs/`` and checks the
 results against the hand-written ``expected.json`` (written before the first run):
 
@@ -63,7 +63,7 @@ def check_file(src: Path, exp: dict, out: Path) -> dict:
     lang = exp["language"]
     t0 = time.perf_counter()
     p = subprocess.run(
-        [sys.executable, "-m", "daemon.writers.convert", str(src), "--to", "md,txt,tex,csv,xlsx,json", "--out", str(out),
+        [sys.executable, "-m", "daemon", "convert", str(src), "--to", "md,txt,tex,csv,xlsx,json", "--out", str(out),
          "--language", lang],
         capture_output=True, text=True, cwd=ROOT, timeout=300,
     )

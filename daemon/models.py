@@ -153,9 +153,6 @@ class PageText:
     # degrees the engine turned the page on top of the render stage's turn (Tesseract's upside-down
     # re-read); ``layout`` lies on the turned page (``daemon.pagerecord.PageResult.from_engine``)
     turned: int = 0
-    # where the text came from: "ocr" (an engine read the page image) or "text_layer" (the PDF's
-    # own text, see engine.text_layer); the sidecar records it per page
-    source: str = "ocr"
     # where the text sits on the engine's page image, for the searchable PDF: Tesseract's words
     # (with words); None for engines that give no positions (VLMs)
     layout: PageLayout | None = None

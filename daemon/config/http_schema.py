@@ -1,7 +1,7 @@
 """``daemon.http``: the HTTP endpoint's settings and what its listen address means.
 
-Split from ``schema.py`` (which re-exports everything here) to keep that module under the size
-limit; the endpoint itself is daemon/service/http.py, httpserver.py, httpguard.py, upload.py.
+``schema.py`` re-exports everything here; the endpoint itself is daemon/service/http.py,
+httpserver.py, httpguard.py, upload.py.
 """
 
 from __future__ import annotations

@@ -17,9 +17,10 @@ Contract:
   which resolves in a checkout without a network or a published URL. An installed
   /etc/ocr-daemon/rules.yaml has no docs/ beside it: ``ocr-daemon config schema`` writes the same
   schema wherever it is wanted.
-- ``ocr-daemon config schema`` prints the JSON Schema; ``ocr-daemon config show [--config F]``
-  prints the effective config (defaults and the shipped doctypes filled in, paths resolved) as
-  YAML that loads back to the same config.
+- ``effective_yaml(cfg, in_force(cfg))`` is the effective config (defaults and the shipped
+  doctypes filled in, paths resolved) as YAML that loads back to the same config; ``ocr-daemon
+  config show`` prints it and ``ocr-daemon config schema`` the JSON Schema
+  (``daemon.commands.config``).
 """
 
 from __future__ import annotations
@@ -352,19 +353,7 @@ def in_force(cfg: Config) -> dict[str, str]:
     return notes
 
 
-# ----------------------------------------------------------------------------- commands
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    """``ocr-daemon config schema|show`` (daemon/cli.py builds the parser)."""
-    if args.config_command == "schema":
-        sys.stdout.write(schema_text())
-        return 0
-    from daemon.config import load_config  # the package imports this module's siblings first
-
-    cfg = load_config(args.config)
-    sys.stdout.write(effective_yaml(cfg, in_force(cfg)))
-    return 0
+# ----------------------------------------------------------------------------- the generator
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ Contract:
 
 Nothing here raises on odd input: what is not understood stays text.
 
-Over 500 lines on purpose: normalisation and the run parser must read the same syntax the same
+One module: normalisation and the run parser must read the same syntax the same
 way (escapes, code spans, where math starts and ends), so they share those scanners here rather
 than in two modules that would import each other's private rules.
 """

@@ -9,7 +9,8 @@ Contract:
   needed (it comes with vLLM/transformers, i.e. the ``vllm`` extra). Idempotent; returns the folder.
 - ``fetch_model(repo_id, folder)`` downloads the real weights with ``huggingface_hub`` where there
   is network, and raises ``FatalError(ExitCode.ENGINE)`` with a readable reason where there is none.
-- ``add_arguments(p)`` / ``run(args)`` implement ``ocr-daemon model {fetch,dummy} [--dir DIR]``.
+- ``DEFAULT_REPO`` and ``DEFAULT_DIR`` are ``ocr-daemon model {fetch,dummy}``'s defaults (the
+  command: ``daemon.commands.model``).
 
 The facts below (layer counts, head sizes, token ids) are the published LightOnOCR-2-1B ones:
 Qwen3 text decoder, Pixtral vision encoder at 1540 px with 14 px patches and a 2x2 spatial
@@ -18,7 +19,6 @@ merge, image token ``<|image_pad|>`` = 151655.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 from pathlib import Path
@@ -264,13 +264,6 @@ def write_dummy_model(folder: Path) -> Path:
     return folder
 
 
-def is_model_folder(folder: Path) -> bool:
-    """True when ``folder`` holds at least a config and a tokenizer."""
-    return (folder / "config.json").is_file() and (
-        (folder / "tokenizer.json").is_file() or (folder / "tokenizer_config.json").is_file()
-    )
-
-
 def fetch_model(repo_id: str = DEFAULT_REPO, folder: Path | None = None) -> Path:
     """Download ``repo_id`` into ``folder`` (or the HF cache when None). Needs network."""
     try:
@@ -290,22 +283,3 @@ def fetch_model(repo_id: str = DEFAULT_REPO, folder: Path | None = None) -> Path
             ExitCode.ENGINE,
         ) from e
     return Path(path)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of ``ocr-daemon model``."""
-    p.add_argument("action", choices=["fetch", "dummy"], help="fetch: download the model; dummy: write a weightless copy")
-    p.add_argument("--dir", type=Path, default=None, help=f"target folder (default {DEFAULT_DIR})")
-    p.add_argument("--repo", default=DEFAULT_REPO, help="HF repo id for fetch")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``ocr-daemon model ...``; returns the exit code. Raises FatalError for the CLI to map."""
-    folder = args.dir or DEFAULT_DIR
-    if args.action == "dummy":
-        write_dummy_model(folder)
-        print(f"wrote {folder} (dummy weights: use engine.model: {folder} and engine.vllm.load_format: dummy)")
-        return 0
-    path = fetch_model(args.repo, folder)
-    print(f"downloaded {args.repo} to {path} (use engine.model: {path})")
-    return 0

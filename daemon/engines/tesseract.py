@@ -1,6 +1,6 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
-(~640 lines: one engine whose worker threads, queue and drain share the per-thread loaded APIs
+(One engine whose worker threads, queue and drain share the per-thread loaded APIs
 with the page's passes (the language probe, the read, the upside-down, lost-text and table
 checks) and the measured constants behind each; which models read a page is
 ``daemon.engines.tessplan``; each document's language ``daemon.engines.tessdoc``; the

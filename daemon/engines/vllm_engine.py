@@ -56,11 +56,12 @@ Contract (see ``daemon.engines.base`` for the general engine contract):
   (``settings_in_force``: block size, KV dtype, batch limits...), also logged as one line
   ``vLLM settings in force: {json}`` for the bench rows.
 
-Over 500 lines because the engine and its supervisor (restart, isolation of a suspect page, hang
-watch) share the state of one event loop (generation, in-flight attempts), and the pure functions
-that say what this engine asks of vLLM (``engine_args``, ``sampling_kwargs``, ``settings_in_force``,
-unit-tested) live in ``daemon.engines.vllm_args``; the page policy and the encoder patch, which
-share no state with it, live in their own modules.
+The engine and its supervisor (restart, isolation of a suspect page, hang watch) are one class
+because they share the state of one event loop (generation, in-flight attempts); what needs none
+of it is outside the class: the loop's thread (``run_loop_forever``), the page prompt
+(``chat_prompt``), the pure functions that say what this engine asks of vLLM (``engine_args``,
+``sampling_kwargs``, ``settings_in_force``, unit-tested, in ``daemon.engines.vllm_args``), the
+page policy and the encoder patch (their own modules).
 """
 
 from __future__ import annotations
@@ -104,6 +105,29 @@ log = logging.getLogger(__name__)
 #: Engine deaths a page may be in flight for before it is run alone.
 PAGE_KILL_LIMIT = 2
 GIB = 1 << 30
+
+
+def run_loop_forever(loop: asyncio.AbstractEventLoop) -> None:
+    """The engine's event loop thread: ``loop`` made this thread's and run until stopped."""
+    asyncio.set_event_loop(loop)
+    loop.run_forever()
+
+
+def chat_prompt(llm: Any) -> str:
+    """The prompt of one page: an image alone in one user message, through the model's chat
+    template (``llm``'s tokenizer); the Qwen template's text when the template takes neither
+    image part."""
+    tok = llm.renderer.get_tokenizer()
+    for part in ({"type": "image"}, {"type": "image_url", "image_url": {"url": "page"}}):
+        try:
+            text = tok.apply_chat_template(
+                [{"role": "user", "content": [part]}], tokenize=False, add_generation_prompt=True
+            )
+        except Exception:
+            continue
+        if isinstance(text, str) and "<|image_pad|>" in text:
+            return text
+    return "<|im_start|>user\n<|image_pad|><|im_end|>\n<|im_start|>assistant\n"
 
 
 # ----------------------------------------------------------------------------- the engine
@@ -168,7 +192,7 @@ class VllmEngine(Engine):
             check_model_source(self.cfg.model)
             self._prepare()
             self._loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self._run_loop, name="vllm-loop", daemon=True)
+            self._thread = threading.Thread(target=run_loop_forever, args=(self._loop,), name="vllm-loop", daemon=True)
             self._thread.start()
             fut = asyncio.run_coroutine_threadsafe(self._async_start(), self._loop)
             try:
@@ -204,11 +228,6 @@ class VllmEngine(Engine):
         set_marker(self.cfg.debug.pixtral_marker)
         patch_pixtral_attention(resolve_mode(self.cfg.vllm.pixtral_patch))
 
-    def _run_loop(self) -> None:
-        assert self._loop is not None
-        asyncio.set_event_loop(self._loop)
-        self._loop.run_forever()
-
     def _stop_loop(self) -> None:
         if self._loop is not None and self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
@@ -239,7 +258,7 @@ class VllmEngine(Engine):
         self._isolation = asyncio.Semaphore(1)
         loop = asyncio.get_running_loop()
         self._llm = await loop.run_in_executor(None, self._build_llm)
-        self._prompt = self._chat_prompt()
+        self._prompt = chat_prompt(self._llm)
         await self._warm_up(self._llm)
         self._generation += 1
         self._last_progress = time.monotonic()
@@ -288,19 +307,6 @@ class VllmEngine(Engine):
             return
         log.info("vLLM warm-up: 1 page alone in %.1f s, then %d pages of %dx%d px together in %.1f s",
                  t1 - t0, n, img.width, img.height, time.monotonic() - t1)
-
-    def _chat_prompt(self) -> str:
-        tok = self._llm.renderer.get_tokenizer()
-        for part in ({"type": "image"}, {"type": "image_url", "image_url": {"url": "page"}}):
-            try:
-                text = tok.apply_chat_template(
-                    [{"role": "user", "content": [part]}], tokenize=False, add_generation_prompt=True
-                )
-            except Exception:
-                continue
-            if isinstance(text, str) and "<|image_pad|>" in text:
-                return text
-        return "<|im_start|>user\n<|image_pad|><|im_end|>\n<|im_start|>assistant\n"
 
     def healthy(self) -> bool:
         return self._started and not self._closed and not self._restarting

@@ -1,7 +1,7 @@
-"""``ocr-daemon journal rebuild`` and ``ocr-daemon journal restore``: repairing the journal with the
-daemon stopped (docs/reliability.md).
+"""Repairing the journal with the daemon stopped (docs/reliability.md): what ``ocr-daemon journal
+rebuild`` and ``ocr-daemon journal restore`` do (their command line: ``daemon.commands.journal``).
 
-Contract:
+Contract (``repair(config, action, backup_file, say)``):
 - Both take the state lock (``guard.StateLock``): refused with exit code 5 while a daemon (or
   ``once``) uses the state folder.
 - ``rebuild``: a damaged journal is set aside (``journal.sqlite3.damaged-<time>``, kept) and a
@@ -12,21 +12,20 @@ Contract:
   journal (the one replaced is set aside, kept); then the documents finished since the backup are
   added from their sidecars, so they are not done twice. A damaged backup is refused, naming
   the others.
-- A shared journal (``daemon.journal_url``, PostgreSQL) is refused with a sentence (exit 2):
+- A shared journal (``daemon.journal_url``, PostgreSQL) is refused with a sentence (``RepairError``, exit 2):
   pg_dump/pg_restore back it up and put it back (``SHARED_REFUSAL`` says why not here).
-- Both check the whole file (no time limit: an operator is waiting for exactly this) and print
-  what they did; exit 0, or 4 when there is nothing usable to restore.
+- Both check the whole file (no time limit: an operator is waiting for exactly this) and tell
+  ``say`` what they did; ``RepairError`` (exit 4) when there is nothing usable to restore.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-from daemon.config import DEFAULT_CONFIG_PATH, load_config
+from daemon.config import load_config
 from daemon.errors import ExitCode
 from daemon.journal import backup, guard, rebuild
 from daemon.journal.store import Journal, journal_path
@@ -42,47 +41,44 @@ SHARED_REFUSAL = (
 )
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of the ``journal`` subcommand."""
-    p.add_argument("action", choices=["rebuild", "restore"],
-                   help="rebuild: from the outputs' sidecars (a damaged journal is kept beside the new one); "
-                        "restore: put the newest automatic backup back, then add what finished since")
-    p.add_argument("--config", type=Path,
-                   default=Path(os.environ.get("OCR_DAEMON_CONFIG", str(DEFAULT_CONFIG_PATH))),
-                   help=f"rules file (default: $OCR_DAEMON_CONFIG or {DEFAULT_CONFIG_PATH})")
-    p.add_argument("--backup", type=Path, help="restore: this backup instead of the newest (ls STATE_DIR/backups)")
+class RepairError(Exception):
+    """Nothing was repaired: the message says why and what to do instead; ``exit_code`` is the
+    command's (``CONFIG`` for a shared journal, ``STATE`` when there is nothing usable to restore)."""
+
+    def __init__(self, message: str, exit_code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``journal rebuild|restore``; returns the exit code."""
-    cfg = load_config(args.config)
+def repair(config: Path, action: str, backup_file: Path | None, say: Callable[[str], None]) -> None:
+    """``journal rebuild|restore`` (the module contract) for the rules file ``config``; each thing
+    done is told to ``say`` as it is done. Raises ``RepairError`` when nothing could be done, and
+    ``ConfigError`` / ``FatalError`` (another process holds the state folder) as the loaders do."""
+    cfg = load_config(config)
     if cfg.daemon.journal_url:
-        print(SHARED_REFUSAL.format(action=args.action), file=sys.stderr)
-        return ExitCode.CONFIG
+        raise RepairError(SHARED_REFUSAL.format(action=action), ExitCode.CONFIG)
     state = cfg.daemon.state_dir
     lock = guard.StateLock(state)
     try:
         path = journal_path(state)
-        if args.action == "restore":
+        if action == "restore":
             found = backup.backups(state / backup.BACKUP_DIR)
-            src = Path(os.path.abspath(args.backup)) if args.backup else (found[0] if found else None)
+            src = Path(os.path.abspath(backup_file)) if backup_file else (found[0] if found else None)
             if src is None or not src.is_file():
                 where = src if src is not None else state / backup.BACKUP_DIR
-                print(f"no backup at {where}: nothing to restore (ocr-daemon journal rebuild makes a journal from "
-                      "the outputs)", file=sys.stderr)
-                return ExitCode.STATE
+                raise RepairError(f"no backup at {where}: nothing to restore (ocr-daemon journal rebuild makes a "
+                                  "journal from the outputs)", ExitCode.STATE)
             problem = backup.quick_check(src, budget=float("inf"))
             if problem is not None:
                 others = ", ".join(b.name for b in found if b != src) or "none"
-                print(f"{src} is damaged too ({problem}); try an older one with --backup (there: {others}), or "
-                      "ocr-daemon journal rebuild", file=sys.stderr)
-                return ExitCode.STATE
+                raise RepairError(f"{src} is damaged too ({problem}); try an older one with --backup (there: {others}), "
+                                  "or ocr-daemon journal rebuild", ExitCode.STATE)
             aside = guard.set_aside(path, "replaced")
             guard.set_aside_orphans(path)
             backup.restore_backup(src, path)
-            print(f"restored {src}" + (f"; the journal it replaced is kept as {aside}" if aside else ""))
+            say(f"restored {src}" + (f"; the journal it replaced is kept as {aside}" if aside else ""))
         elif os.path.lexists(path) and (problem := backup.quick_check(path, budget=float("inf"))) is not None:
-            print(f"the journal is damaged ({problem}): kept as {guard.set_aside(path, 'damaged')}; making a new one")
+            say(f"the journal is damaged ({problem}): kept as {guard.set_aside(path, 'damaged')}; making a new one")
         else:
             guard.set_aside_orphans(path)
         journal = Journal(state)
@@ -93,7 +89,6 @@ def run(args: argparse.Namespace) -> int:
             guard.write_marker(journal)
         finally:
             journal.close()
-        print(f"journal {path}: {rep}")
+        say(f"journal {path}: {rep}")
     finally:
         lock.release()
-    return ExitCode.OK

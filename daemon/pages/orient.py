@@ -1,6 +1,6 @@
 """Orientation: Tesseract OSD (``--psm 0``) to turn sideways/upside-down pages upright.
 
-(~560 lines: OSD, its read checks, the probe and the read-first check share the band helpers
+(One module: OSD, its read checks, the probe and the read-first check share the band helpers
 and the per-thread Tesseract APIs.)
 
 Public API:

@@ -67,8 +67,8 @@ from daemon.pages.tables import (
     reading_order,
     rule_regions,
     text_grid,
-    unruled_grids,
 )
+from daemon.pages.unruled import unruled_grids
 
 if TYPE_CHECKING:
     from daemon.pages.scanrules import Runs
@@ -210,9 +210,6 @@ class RuleRegion:
     rules: list[float]  # y of every rule in it, top to bottom
 
 
-#: Gray level below which a long thin run is a rule: light grey rules (#ccc-#ddd, common in
-#: tables without vertical rules) are ~200-220; text uses INK.
-RULE_GRAY = 225
 #: A rule is at most this many px thick (a thicker run of long rows is a filled area).
 MAX_RULE_THICKNESS = 6
 

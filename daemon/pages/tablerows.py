@@ -41,7 +41,7 @@ WRAP_GAP_MIN = 0.3
 #: A line fills "most columns" (two such lines are two rows, whatever their gap) from this share.
 FULL_LINE = 0.8
 #: Rows of an unruled body under a header are at most this many font sizes apart (the same bound
-#: as ``tables.MAX_UNRULED_ROW_GAP``; zebra-striped statements' rows are ~0.9 apart).
+#: as ``unruled.MAX_UNRULED_ROW_GAP``; zebra-striped statements' rows are ~0.9 apart).
 MAX_BODY_GAP = 1.5
 
 _DIGITISH = re.compile(r"[\d.,:/'’\-−+%()]")

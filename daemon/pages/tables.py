@@ -18,9 +18,8 @@ Contract:
 - ``merge_collinear(segs, tol)``: (position, start, end) segments on one line joined where they
   overlap or leave a gap of at most ``tol`` (a rule drawn in pieces is one rule); what
   ``find_grids`` and ``rule_regions`` see, for callers that need the same rules.
-- ``unruled_grids``, ``not_a_table`` and their limits (``MIN_UNRULED_ROWS`` ...): tables without
-  any rule, in ``daemon.pages.unruled`` (still reachable under this module's name). One function
-  for both paths: scans (Tesseract's word boxes, ``scantables.find_unruled_tables``) and
+- Tables without any rule (``unruled_grids``, ``not_a_table`` and their limits) live in
+  ``daemon.pages.unruled``, which builds on ``text_grid``. One function for both paths: scans (Tesseract's word boxes, ``scantables.find_unruled_tables``) and
   born-digital pages (the text layer's words, ``textlayer.read_layer``).
 - Page images (scans) use these through ``daemon.pages.scantables``.
 
@@ -31,7 +30,7 @@ the page's vector drawings (``get_cdrawings``, 3 ms/page there) already hold eve
 ruled table. img2table pulls OpenCV and polars (~100 MB) for the same line detection
 ``daemon.pages.scantables`` does with numpy. Born-digital tables with horizontal rules only (booktabs style) are found from
 the rules' region and the words' x-gaps (``rule_regions`` + ``text_grid``); tables without any
-rule (whitespace only) from the words alone (``unruled_grids``).
+rule (whitespace only) from the words alone (``unruled.unruled_grids``).
 """
 
 from __future__ import annotations
@@ -39,7 +38,6 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from daemon.pages.tablerows import (
     Word,
@@ -428,17 +426,5 @@ def header_body(g: Grid, words: list[Word]) -> Grid | None:
     return out
 
 
-# The finder of tables without any rule lives in ``daemon.pages.unruled``; its names are still
-# reachable here (``tables.unruled_grids``), where the scan path and the tests look them up.
 __all__ = ["SPECK", "Grid", "GridCell", "Seg", "Word", "find_grids", "header_body", "merge_collinear", "reading_order",
            "region_rules", "rule_regions", "rules_table", "text_grid"]
-_UNRULED = ("MIN_UNRULED_ROWS", "MIN_UNRULED_COLS", "MAX_UNRULED_CELL_WORDS", "MAX_UNRULED_ROW_GAP",
-            "MIN_HEADERLESS_ROWS", "not_a_table", "unruled_grids")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _UNRULED:
-        from daemon.pages import unruled
-
-        return getattr(unruled, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

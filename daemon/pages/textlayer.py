@@ -81,8 +81,6 @@ from daemon.stages import Degraded, Stage, optional
 if TYPE_CHECKING:
     import pymupdf
 
-MODES = ("auto", "any", "ocr")
-
 #: Visible non-space characters a page needs for its text layer to count (a page number or a
 #: stamp alone is not a page's text). Scans in the real-world set carry 0 characters; the
 #: shortest born-digital page there (a title page) ~40.

@@ -1,7 +1,7 @@
 """Tables without any rule (whitespace only), among a page's words: scans (Tesseract's word boxes,
 ``daemon.pages.scantables.find_unruled_tables``) and born-digital pages (the text layer's words,
-``daemon.pages.textlayer``). Split from ``daemon.pages.tables`` (which still answers to these
-names) when that module neared its size limit.
+``daemon.pages.textlayer``). The ruled tables and the column finder they share (``text_grid``)
+are ``daemon.pages.tables``'s.
 
 Contract:
 

@@ -37,8 +37,8 @@ Contract:
   ``workers`` threads process; ``hooks.Dispatcher``'s threads deliver ``on_done`` hooks (started
   after the journal recovery, stopped after the drain).
 
-Over ~500 lines (604; the work queue itself is workqueue.py): the workers' loop and what it does when the journal fails under it belong
-with the lifecycle; the journal's own checks live in ``daemon.journal`` (guard, health, backup).
+The workers' loop and what it does when the journal fails under it belong with the lifecycle (the
+work queue itself is workqueue.py); the journal's own checks live in ``daemon.journal`` (guard, health, backup).
 """
 
 from __future__ import annotations

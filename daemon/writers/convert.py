@@ -1,4 +1,5 @@
-"""``ocr-daemon convert``: rebuild outputs from a saved raw engine output, without OCR.
+"""Outputs rebuilt from a saved raw engine output, without OCR (``ocr-daemon convert``, whose
+command line is ``daemon.commands.convert``), and the raw file's format.
 
 The daemon keeps each document's raw engine output as ``<stem>.raw.md`` in its state dir. That
 file is the page texts joined by :func:`join_raw_pages`: every page starts with a line
@@ -8,33 +9,18 @@ the engine returned it and one newline. :func:`split_raw_pages` inverts it exact
 mark line). A file without any mark is one page. The ``.md`` the md writer produces uses the
 same marks, so it can be converted again too.
 
-Usage::
-
-    ocr-daemon convert FILE.md --to md,txt,tex,csv,xlsx,json [--out DIR] [--language xx]
-                       [--stem NAME] [--plain] [--csv-bom]
-    python -m daemon.writers.convert FILE.md --to ...
-
-Outputs are named ``<stem>.<ext>`` where stem is ``--stem`` or the file name without ``.raw.md``
-/ ``.md`` / ``.txt``; they go to ``--out`` (default: beside FILE), are written atomically and replace
-earlier outputs of the same name -- except FILE itself, which is never overwritten. They are written
-the way the daemon writes its outputs (:func:`daemon.fsio.atomic_write`: created ``0644`` less the
-umask, so ``0640`` under the unit's ``UMask=0027``), not ``0600`` as a ``mkstemp`` temp file would
-leave them.
-Exit codes: 0 written, 1 a write failed, 2 usage error (bad format, unreadable input, output
-would overwrite the input).
+``convert_outputs(raw, formats, source=, stem=, language=, plain=, csv_bom=)`` makes the outputs
+(``{name: bytes}``, named ``<stem>.<ext>``) of a raw file's text, as the daemon's writers do,
+with a sidecar; it writes nothing. ``raw_stem(path)``: the file name without ``.raw.md`` / ``.md``
+/ ``.txt``.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-from daemon.errors import ExitCode, TransientError
-from daemon.fsio import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +54,8 @@ def split_raw_pages(text: str) -> list[str]:
     return pages
 
 
-def _stem(path: Path) -> str:
+def raw_stem(path: Path) -> str:
+    """``path``'s name without ``.raw.md`` / ``.md`` / ``.markdown`` / ``.txt``."""
     name = path.name
     for suffix in (".raw.md", ".md", ".markdown", ".txt"):
         if name.lower().endswith(suffix) and len(name) > len(suffix):
@@ -92,85 +79,24 @@ def _detect_language(text: str) -> str:
     return str(code)
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of the ``convert`` subcommand."""
-    p.add_argument("file", type=Path, metavar="FILE", help="saved engine output (<stem>.raw.md) or an .md from the md writer")
-    p.add_argument(
-        "--to",
-        default="md,txt,json",
-        help="comma-separated formats: md,txt,tex,csv,xlsx,json (default: md,txt,json)",
-    )
-    p.add_argument("--out", type=Path, default=None, help="output folder (default: beside FILE)")
-    p.add_argument("--language", default=None, help="ISO 639-1 code of the document (default: detected)")
-    p.add_argument("--stem", default=None, help="name outputs <STEM>.<ext> (default: FILE's name without .raw.md/.md)")
-    p.add_argument("--plain", action="store_true", help="FILE is plain OCR text (Tesseract), not Markdown")
-    p.add_argument("--csv-bom", action="store_true", help="start CSV files with a UTF-8 BOM (for Excel)")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``convert``; returns the process exit code."""
+def convert_outputs(raw: str, formats: list[str], *, source: Path, stem: str, language: str | None = None,
+                    plain: bool = False, csv_bom: bool = False) -> dict[str, bytes]:
+    """The outputs (``{file name: bytes}``) of ``formats`` made from a raw file's text ``raw``:
+    its pages (``split_raw_pages``), their language (``language``, else detected on the words of
+    the document model), a sidecar naming ``source`` and every output. ``plain``: the pages are
+    plain OCR text (Tesseract), not Markdown. Writes nothing; ``formats`` are writers' names."""
     from daemon.document.parse import parse_document
-    from daemon.writers import FORMATS, WriterOptions, render_outputs
+    from daemon.writers import WriterOptions, render_outputs
 
-    src: Path = args.file
-    formats = [f.strip().lower() for f in str(args.to).split(",") if f.strip()]
-    if "pdf" in formats:
-        print("convert: the pdf output is made from the source file and its pages, not from raw text; "
-              "route the source through the daemon with formats [pdf]", file=sys.stderr)
-        return int(ExitCode.CONFIG)
-    bad = [f for f in formats if f not in FORMATS]
-    if not formats or bad:
-        print(f"convert: unknown format(s) {', '.join(bad) or '(none)'}; choose from {','.join(FORMATS)}", file=sys.stderr)
-        return int(ExitCode.CONFIG)
-    try:
-        raw = src.read_bytes().decode("utf-8", errors="replace")
-    except OSError as e:
-        print(f"convert: cannot read {src}: {e.strerror or e}", file=sys.stderr)
-        return int(ExitCode.CONFIG)
     pages = split_raw_pages(raw)
-    plain = bool(getattr(args, "plain", False)) or src.suffix.lower() == ".txt"
     # detect on the words only: HTML table markup would make a Chinese document look English
-    language = args.language or _detect_language(parse_document(pages, markdown=not plain).text())
-    out_dir: Path = args.out if args.out is not None else src.parent
-    stem = getattr(args, "stem", None) or _stem(src)
-    if "/" in stem or stem in (".", ".."):
-        print(f"convert: --stem must be a plain file name, not {stem!r}", file=sys.stderr)
-        return int(ExitCode.CONFIG)
-    options = WriterOptions(csv_bom=bool(getattr(args, "csv_bom", False)))
-    sidecar = {"source": str(src), "language": language, "pages": len(pages), "engine": "convert"}
+    language = language or _detect_language(parse_document(pages, markdown=not plain).text())
+    options = WriterOptions(csv_bom=csv_bom)
+    sidecar = {"source": str(source), "language": language, "pages": len(pages), "engine": "convert"}
     names = render_outputs(
         pages, formats=formats, stem=stem, language=language, sidecar=sidecar, markdown=not plain, options=options
     )
     sidecar["outputs"] = sorted(names)
-    files = render_outputs(
+    return render_outputs(
         pages, formats=formats, stem=stem, language=language, sidecar=sidecar, markdown=not plain, options=options
     )
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        print(f"convert: cannot create {out_dir}: {e.strerror or e}", file=sys.stderr)
-        return int(ExitCode.FAILURES)
-    src_resolved = src.resolve()
-    clash = [n for n in files if (out_dir / n).resolve() == src_resolved]
-    if clash:
-        print(f"convert: writing {clash[0]} would overwrite the input; use --out DIR", file=sys.stderr)
-        return int(ExitCode.CONFIG)
-    rc = int(ExitCode.OK)
-    for name, data in files.items():
-        try:
-            atomic_write(out_dir / name, data)
-            print(out_dir / name)
-        except TransientError as e:  # atomic_write's OSError, in words ("cannot write X: permission denied")
-            print(f"convert: {e}", file=sys.stderr)
-            rc = int(ExitCode.FAILURES)
-    return rc
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="ocr-daemon convert", description=__doc__.split("\n\n")[0] if __doc__ else None)
-    add_arguments(p)
-    return run(p.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -31,7 +31,7 @@ Design decisions (each one is about compiling *every* document, whatever the eng
   fonts-noto-cjk.
 - Each page of the source starts on a new page (``\\newpage``).
 
-Over 500 lines: text escaping with the font fallback, the math repairs and the ``longtable``
+One module for one output: text escaping with the font fallback, the math repairs and the ``longtable``
 layout are all this one output's rules and share the escaper; the part that stands alone, the
 math checker, is :mod:`daemon.writers.texmath`.
 """

@@ -1,4 +1,4 @@
-"""``ocr-daemon convert`` (run as ``python -m daemon.writers.convert``, as a user would)."""
+"""``ocr-daemon convert`` (run as ``python -m daemon convert``, as a user would)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "model_outputs"
 
 
 def convert(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "daemon.writers.convert", *map(str, args)], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "daemon", "convert", *map(str, args)], capture_output=True, text=True, timeout=120)
 
 
 def test_convert_rebuilds_every_output(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_convert_outputs_get_the_daemons_file_mode(tmp_path: Path) -> None:
         out.mkdir()
         (out / "rechnung.txt").write_bytes(b"old")
         (out / "rechnung.txt").chmod(0o600)
-        p = subprocess.run([sys.executable, "-m", "daemon.writers.convert", str(src), "--to", "md,txt,json,csv,xlsx",
+        p = subprocess.run([sys.executable, "-m", "daemon", "convert", str(src), "--to", "md,txt,json,csv,xlsx",
                             "--out", str(out), "--language", "de"], capture_output=True, text=True, timeout=120, umask=umask)
         assert p.returncode == 0, p.stderr
         modes = {f.name: f.stat().st_mode & 0o777 for f in out.iterdir()}

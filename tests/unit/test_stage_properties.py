@@ -27,7 +27,7 @@ from propgen import COORD, PAGE_TEXTS, PROPS, layouts, page_images, random_page
 
 from daemon.config import LANGUAGES, Config, parse_config_text
 from daemon.models import PageLayout
-from daemon.pages import tables
+from daemon.pages import tables, unruled
 from daemon.pages.scantables import (
     find_image_grids,
     find_image_rule_regions,
@@ -88,12 +88,12 @@ def test_word_table_geometry_never_fails(layout: PageLayout, taken: list[Any], s
     """find_unruled_tables / unruled_grids / text_grid / not_a_table on any words (font size 0,
     negative or huge included: a PDF's text layer can say so)."""
     for g in find_unruled_tables(layout, taken):
-        assert g.filled and g.n_rows >= tables.MIN_UNRULED_ROWS and g.n_cols >= tables.MIN_UNRULED_COLS
+        assert g.filled and g.n_rows >= unruled.MIN_UNRULED_ROWS and g.n_cols >= unruled.MIN_UNRULED_COLS
         _cells_inside(g)
     words = _words(layout, size)
-    for g in tables.unruled_grids(words, taken):
+    for g in unruled.unruled_grids(words, taken):
         _cells_inside(g)
-        assert tables.not_a_table(g) is None
+        assert unruled.not_a_table(g) is None
     # text_grid gets what its callers give it: boxes with x0 <= x1 and y0 <= y1 (Tesseract's
     # and PyMuPDF's, which normalises even mirrored text's), any font size from a text layer
     # (0 included) without rules, Tesseract's (> 0) with rules. (An inverted box makes it raise
@@ -109,7 +109,7 @@ def test_word_table_geometry_never_fails(layout: PageLayout, taken: list[Any], s
             if tg is not None:
                 assert tg.n_rows >= 2 and tg.n_cols >= 2
                 _cells_inside(tg)
-                tables.not_a_table(tg)
+                unruled.not_a_table(tg)
 
 
 SEG_COORD = st.one_of(st.integers(-100, 1000), st.sampled_from([0, 10**6])).map(float)
@@ -142,7 +142,7 @@ def test_not_a_table_takes_any_filled_grid(rows: list[list[str]]) -> None:
     n_cols = max(len(r) for r in rows)
     cells = [GridCell(r, c, 1, 1, (c * 10.0, r * 10.0, c * 10.0 + 10, r * 10.0 + 10), t)
              for r, row in enumerate(rows) for c, t in enumerate(row)]
-    verdict = tables.not_a_table(Grid([10.0 * k for k in range(n_cols + 1)], [10.0 * k for k in range(len(rows) + 1)],
+    verdict = unruled.not_a_table(Grid([10.0 * k for k in range(n_cols + 1)], [10.0 * k for k in range(len(rows) + 1)],
                                       cells, filled=True))
     assert verdict in (None, "code", "math", "list", "type sample", "table of contents")
 

@@ -25,7 +25,7 @@ def test_once_main_process_does_not_import_pdf_libraries() -> None:
     PDF or write one: 0.3-0.4 s of CPU per ``once`` call."""
     got = _run(
         "import json, sys\n"
-        "import daemon.cli, daemon.once, daemon.service.pipeline, daemon.intake.batch, daemon.service.hooks\n"
+        "import daemon.cli, daemon.commands.once, daemon.service.pipeline, daemon.intake.batch, daemon.service.hooks\n"
         "import daemon.journal.guard, daemon.engines.tesseract, daemon.pages.textlayer, daemon.writers.pdf\n"
         "print(json.dumps({m: m in sys.modules for m in ('pymupdf', 'pikepdf', 'ocrmypdf')}))\n"
     )

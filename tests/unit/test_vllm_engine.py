@@ -480,13 +480,13 @@ def test_model_cli_dummy_and_fetch_error(
 ) -> None:
     import argparse
 
-    from daemon.engines import modelfolder
+    from daemon.commands import model
 
     p = argparse.ArgumentParser()
-    modelfolder.add_arguments(p)
+    model.add_arguments(p)
     pytest.importorskip("tokenizers")
-    assert modelfolder.run(p.parse_args(["dummy", "--dir", str(tmp_path / "m")])) == 0
-    assert modelfolder.is_model_folder(tmp_path / "m")
+    assert model.run(p.parse_args(["dummy", "--dir", str(tmp_path / "m")])) == 0
+    assert (tmp_path / "m" / "config.json").is_file() and (tmp_path / "m" / "tokenizer.json").is_file()
     assert "load_format: dummy" in capsys.readouterr().out
     pytest.importorskip("huggingface_hub")
     hub_constants = pytest.importorskip("huggingface_hub.constants")
@@ -495,7 +495,7 @@ def test_model_cli_dummy_and_fetch_error(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hub_constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(FatalError) as ei:  # unknown repo: fails with or without network
-        modelfolder.run(p.parse_args(["fetch", "--dir", str(tmp_path / "f"), "--repo", "lightonai/no-such-model-ocr-daemon-test"]))
+        model.run(p.parse_args(["fetch", "--dir", str(tmp_path / "f"), "--repo", "lightonai/no-such-model-ocr-daemon-test"]))
     assert "lightonai/no-such-model-ocr-daemon-test" in str(ei.value) and ei.value.exit_code == 3
 
 

@@ -1,8 +1,8 @@
-"""``ocr-daemon once``'s page progress, told of every document in flight (``daemon.once``): on a
+"""``ocr-daemon once``'s page progress, told of every document in flight (``daemon.commands.once``): on a
 terminal one ``tqdm`` bar for the whole run (pages done of the pages known so far, files done of
 files given); otherwise plain lines per file, its first page, then at most every ``every``
-seconds, and its last page. Callbacks come from the document threads; it locks. Split out of
-once.py/cli.py to keep them under the size limit.
+seconds, and its last page. Callbacks come from the document threads; it locks. The display
+only: what is counted comes from the pipeline's ``on_progress`` callback.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 Contract:
 
+- ``add_arguments(p)`` / ``run(args)``: the command's options (``--engine``, ``--jsonl``,
+  ``--hooks-wait``, ``--apply-source-action``, the files) and its entry, which loads the config
+  (its warnings logged) and calls ``run_once``.
 - ``run_once(cfg, files, engine_kind=None, jsonl=False, hooks_wait=60.0) -> exit code``. The files
   are admitted into the journal in the order given, each only when one of ``workers`` document
   slots is free (the daemon's own count, ``Service.worker_count``'s rule: ``daemon.workers``, or
@@ -33,6 +36,7 @@ Contract:
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures as cf
 import os
 import sys
@@ -42,15 +46,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from daemon.commands.common import add_config_option, load_logged
+from daemon.commands.onceprogress import OnceProgress
 from daemon.config import Config
 from daemon.errors import ExitCode
 from daemon.fsio import is_within
-from daemon.onceprogress import OnceProgress
 
-__all__ = ["run_once", "once_record", "inbox_for"]
+__all__ = ["add_arguments", "run", "run_once", "once_record", "inbox_for"]
 
 #: Seconds the main thread waits for a free slot before it prints what finished meanwhile.
 POLL = 0.2
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of ``ocr-daemon once``."""
+    add_config_option(p)
+    p.add_argument("--engine", choices=["tesseract", "vllm", "openai"], help="override engine.kind")
+    p.add_argument("--jsonl", action="store_true", help="one JSON object per file on stdout (for scripts)")
+    p.add_argument(
+        "--hooks-wait", type=float, default=60.0, metavar="SECONDS",  # daemon.service.hooks.run_for_once says why
+        help="run the routes' on_done hooks at the end, retrying for up to SECONDS (default 60); "
+        "0: only journal them (the daemon delivers them at its next start)",
+    )
+    p.add_argument(
+        "--apply-source-action", action="store_true",
+        help="archive or delete each file as its route's `source` says, and move failed files to the failed "
+        "folder, as the daemon does (default: the files given stay where they are)",
+    )
+    p.add_argument("files", nargs="+", type=Path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``ocr-daemon once``; returns the exit code."""
+    return run_once(load_logged(args.config), args.files, engine_kind=args.engine, jsonl=args.jsonl,
+                    hooks_wait=args.hooks_wait, apply_source_action=args.apply_source_action)
 
 
 def inbox_for(cfg: Config, path: Path) -> str:

@@ -112,9 +112,9 @@ from daemon.engines.tesswords import ink_ppm_of as _ink_ppm
 from daemon.engines.tesswords import tidy_text, vertical_share, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
-from daemon.pages.orient import tessdata_dir
 from daemon.quality.signals import layout_confidences, low_word_share
 from daemon.stages import Degraded, Stage, optional
+from daemon.tessdata import tessdata_dir
 
 __all__ = ["TesseractEngine", "TESS_CODES", "LATIN", "choose_languages", "lang_pass_is_latin", "tidy_text"]
 

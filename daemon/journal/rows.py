@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import enum
-import hashlib
 import json
 import os
 import sqlite3
@@ -50,14 +49,6 @@ def from_db_path(s: str | None) -> Path | None:
 def _dump_paths(paths: list[Path]) -> str:
     # ensure_ascii (the default) escapes lone surrogates, so undecodable names round-trip.
     return json.dumps([os.fsdecode(p) for p in paths])
-
-
-def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(bufsize):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class AdmitAction(enum.StrEnum):

@@ -63,6 +63,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from daemon.errors import ExitCode, FatalError
+from daemon.fsio import sha256_file
 from daemon.journal.lookups import Lookups
 from daemon.journal.rows import (
     WAITING_FOR_SPACE,
@@ -75,7 +76,6 @@ from daemon.journal.rows import (
     _row,
     db_path,
     from_db_path,
-    sha256_file,
     status_summary,
 )
 from daemon.journal.schema import (

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.intake.pagescan import is_blank
+from daemon.language import UNKNOWN, detect_language
+from daemon.quality import signals
 
 #: Letters of the nine Latin languages (en de fr es it nl pt sv da) beyond a-z.
 _LATIN_EXTRA = "äöüßàâæçéèêëîïôœùûÿáíóúñìòãõåø"
@@ -157,8 +159,6 @@ def page_confidence(page: Any, language: str = "unknown") -> PageConfidence | No
         engine = max(0.0, min(100.0, float(figure)))
     else:
         engine = 50.0 if VLM_DOUBT_FLAGS & set(page.flags) else 100.0
-    from daemon.quality import signals
-    from daemon.understand.language import UNKNOWN, detect_language
 
     placed = detect_language(text)[0]
     unplaced = placed == UNKNOWN and signals.unplaced(text)

@@ -19,7 +19,7 @@ Contract (each pure on its inputs, cheap; None where the page says too little to
   with a confidence. The Tesseract engine records it in the page's ``meta["low_words"]`` (the
   journal keeps no word confidences).
 - ``unplaced(text)``: the page's text has enough letters (``MIN_LETTERS``) and
-  daemon.understand.language cannot place it among the 11 languages (junk read as letters).
+  daemon.language cannot place it among the 11 languages (junk read as letters).
 - ``judge(...) -> list[str]``: the signals that trip, by name (``dictionary``, ``low_words``,
   ``language``), with the thresholds below, chosen on the calibration set of bench/bench_flag.py
   (generated bad pages and bench/realdocs' tune split; bench/RESULTS.md "Flag signals").
@@ -38,6 +38,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from daemon.language import UNKNOWN, detect_language
+from daemon.tessdata import tessdata_dir
 
 #: The traineddata whose dictionary stands for each language.
 MODELS: dict[str, tuple[str, ...]] = {
@@ -114,7 +117,6 @@ def lexicon(language: str) -> Lexicon | None:
     """See the module docstring."""
     if language not in MODELS:
         return None
-    from daemon.pages.orient import tessdata_dir
 
     with _lock:
         return _load(language, os.environ.get("TESSDATA_PREFIX") or tessdata_dir())
@@ -153,7 +155,6 @@ def layout_confidences(layout: Any) -> list[float]:
 
 def unplaced(text: str) -> bool:
     """See the module docstring."""
-    from daemon.understand.language import UNKNOWN, detect_language
 
     letters = sum(ch.isalpha() for ch in text)
     return letters >= MIN_LETTERS and detect_language(text)[0] == UNKNOWN

@@ -35,6 +35,7 @@ from typing import Any
 from daemon.config import Config
 from daemon.document.model import Document as ParsedDocument
 from daemon.document.parse import parse_document
+from daemon.language import warm as language_warm
 from daemon.models import Classification, RouteDecision
 from daemon.names import display
 from daemon.pagerecord import PageResult
@@ -43,7 +44,6 @@ from daemon.quality.review import Review
 from daemon.quality.run import PageQuality, assess_pages, check_text_outputs, checked_pdf
 from daemon.stages import Degraded, Stage, optional
 from daemon.understand.classify import classify
-from daemon.understand.language import warm as language_warm
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 from daemon.writers.pdf import PdfInput, pdf_pages, pdf_suffix, pdf_title, write_pdf

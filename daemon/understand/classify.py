@@ -2,7 +2,7 @@
 
 Contract:
 - ``classify(text, cfg=..., filename=..., pages=..., markdown=...)`` returns a ``Classification``:
-  language (``daemon.understand.language.detect_language`` on the first ``MAX_CLASSIFY_CHARS``),
+  language (``daemon.language.detect_language`` on the first ``MAX_CLASSIFY_CHARS``),
   table/math features and the doctype whose score is highest among those that reach
   their threshold (``"other"`` when none does). ``fired`` lists, for *every* doctype, the matchers
   that contributed, so ``route --explain`` can show why.
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from daemon.config import LANGUAGES, Config, DoctypeCfg
+from daemon.language import WORD_RE, detect_language, fold, has_cjk, is_cjk, nfkc
 from daemon.models import Classification
 from daemon.understand.dates import document_date
-from daemon.understand.language import WORD_RE, detect_language, fold, has_cjk, is_cjk, nfkc
 
 if TYPE_CHECKING:
     from daemon.understand.route import RouteExplain

@@ -33,8 +33,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from daemon.document.parse import parse_document
 from daemon.errors import ExitCode, TransientError
 from daemon.fsio import atomic_write
+from daemon.language import detect_language
+from daemon.writers import FORMATS, WriterOptions, render_outputs
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +80,7 @@ def _stem(path: Path) -> str:
 
 
 def _detect_language(text: str) -> str:
-    """Language via ``daemon.understand.language.detect_language`` when it is available, else ``en``."""
-    try:
-        from daemon.understand.language import detect_language
-    except Exception:  # classify is optional for convert: fall back rather than fail
-        log.info("language detection unavailable; assuming en")
-        return "en"
+    """Language via ``daemon.language.detect_language``; ``en`` when it fails."""
     try:
         got = detect_language(text)
     except Exception:
@@ -109,8 +107,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``convert``; returns the process exit code."""
-    from daemon.document.parse import parse_document
-    from daemon.writers import FORMATS, WriterOptions, render_outputs
 
     src: Path = args.file
     formats = [f.strip().lower() for f in str(args.to).split(",") if f.strip()]

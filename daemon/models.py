@@ -173,7 +173,7 @@ class Classification:
     has_table: bool = False
     has_math: bool = False
     doctype_thresholds: dict[str, float] = field(default_factory=dict)  # doctype -> its threshold (explain)
-    doc_date: str | None = None  # the date printed on the document, YYYY-MM-DD (daemon/understand/dates.py)
+    doc_date: str | None = None  # the date printed on the document, YYYY-MM-DD (daemon/dates.py)
 
 
 #: What happens to the source file once its outputs are written (a route's ``source``).

@@ -109,10 +109,15 @@ from daemon.engines.tessplan import (
 )
 from daemon.engines.tessrecover import merge_text, missing_regions, recover
 from daemon.engines.tesswords import ink_ppm_of as _ink_ppm
-from daemon.engines.tesswords import tidy_text, vertical_share, word_layout
+from daemon.engines.tesswords import (
+    layout_confidences,
+    low_word_share,
+    tidy_text,
+    vertical_share,
+    word_layout,
+)
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
-from daemon.quality.signals import layout_confidences, low_word_share
 from daemon.stages import Degraded, Stage, optional
 from daemon.tessdata import tessdata_dir
 

@@ -69,7 +69,7 @@ class PageConfidence:
     wordlike: float  # share of tokens that look like words (0-1)
     tokens: int  # tokens judged
     dictionary: float | None = None  # daemon.quality.signals.dictionary_share
-    low_words: float | None = None  # daemon.quality.signals.low_word_share
+    low_words: float | None = None  # daemon.engines.tesswords.low_word_share
     language: str = "unknown"  # the page's language (py3langid), "unknown" when not placed
     signals: tuple[str, ...] = ()  # the signals that trip (signals.judge)
 

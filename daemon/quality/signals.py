@@ -17,7 +17,8 @@ Contract (each pure on its inputs, cheap; None where the page says too little to
   ``LOW_WORD_CONF`` (60) -- the spread, not the mean: a page with a third of its words unsure is
   read badly even when the sure words lift the mean. None with fewer than ``MIN_WORDS`` words
   with a confidence. The Tesseract engine records it in the page's ``meta["low_words"]`` (the
-  journal keeps no word confidences).
+  journal keeps no word confidences), so it lives with the engine's words
+  (``daemon.engines.tesswords``, below this stage).
 - ``unplaced(text)``: the page's text has enough letters (``MIN_LETTERS``) and
   daemon.language cannot place it among the 11 languages (junk read as letters).
 - ``judge(...) -> list[str]``: the signals that trip, by name (``dictionary``, ``low_words``,
@@ -34,11 +35,10 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from daemon.engines.tesswords import MIN_WORDS
 from daemon.language import UNKNOWN, detect_language
 from daemon.tessdata import tessdata_dir
 
@@ -49,10 +49,8 @@ MODELS: dict[str, tuple[str, ...]] = {
 }
 CJK_LANGUAGES = frozenset({"zh", "ja"})
 
-MIN_WORDS = 20  # Latin words of 3+ letters (or word boxes) before a share is judged
 MIN_PAIRS = 20  # adjacent CJK character pairs before their share is judged
 MIN_LETTERS = 40  # letters before an unplaced language counts
-LOW_WORD_CONF = 60.0
 
 # Thresholds (bench/bench_flag.py, calibration set; bench/RESULTS.md "Flag signals"). low_words:
 # the best F1 holds from 0.14 to 0.16 (bad pages 0.17-0.68: a real page blurred at 75 dpi, a
@@ -136,21 +134,6 @@ def dictionary_share(text: str, language: str) -> float | None:
     if len(words) < MIN_WORDS:
         return None
     return sum(w.lower() in lex.words for w in words) / len(words)
-
-
-def low_word_share(confidences: Iterable[float]) -> float | None:
-    """See the module docstring (``confidences``: the page's word confidences, -1 unknown)."""
-    known = [c for c in confidences if c >= 0]
-    if len(known) < MIN_WORDS:
-        return None
-    return sum(c < LOW_WORD_CONF for c in known) / len(known)
-
-
-def layout_confidences(layout: Any) -> list[float]:
-    """The word confidences of a ``PageLayout`` (empty without words)."""
-    if layout is None or not getattr(layout, "has_words", False):
-        return []
-    return [w.conf for ln in layout.lines for w in ln.words]
 
 
 def unplaced(text: str) -> bool:

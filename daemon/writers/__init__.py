@@ -12,7 +12,7 @@ level. ``markdown`` says whether the page texts are engine Markdown (VLM) or pla
 All writers work from one :class:`daemon.document.model.Document` built once per call:
 
 - ``txt``  -> ``<stem>.txt``  (:mod:`daemon.writers.text`)
-- ``md``   -> ``<stem>.md``   (:mod:`daemon.writers.markdown`)
+- ``md``   -> ``<stem>.md``   (:mod:`daemon.document.blocksmd`)
 - ``json`` -> ``<stem>.json`` (:mod:`daemon.writers.jsonout`)
 - ``tex``  -> ``<stem>.tex``  (:mod:`daemon.writers.latex`)
 - ``csv``  -> ``<stem>.table-<page>-<n>.csv`` per table, none for a document without tables
@@ -82,7 +82,7 @@ def _txt(doc: Document, job: WriteJob) -> dict[str, bytes]:
 
 
 def _md(doc: Document, job: WriteJob) -> dict[str, bytes]:
-    from daemon.writers.markdown import write_md
+    from daemon.document.blocksmd import write_md
 
     return {f"{job.stem}.md": write_md(doc).encode("utf-8")}
 

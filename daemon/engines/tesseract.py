@@ -118,6 +118,14 @@ from daemon.engines.tesswords import (
 )
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
+from daemon.pages.scanrules import light_segments, rule_runs
+from daemon.pages.scantables import (
+    find_image_grids,
+    find_image_rule_regions,
+    find_unruled_tables,
+    image_segments,
+    read_scanned_page,
+)
 from daemon.stages import Degraded, Stage, optional
 from daemon.tessdata import tessdata_dir
 
@@ -601,14 +609,6 @@ class TesseractEngine(Engine):
         """The page as Markdown with its tables: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
-        from daemon.pages.scanrules import light_segments, rule_runs
-        from daemon.pages.scantables import (
-            find_image_grids,
-            find_image_rule_regions,
-            find_unruled_tables,
-            image_segments,
-            read_scanned_page,
-        )
 
         # dark runs and thin (light or dark) rules found once for both searches and for painting
         # the rules out before the cells are read (0.1 s each at 300 dpi)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from daemon.language import MIN_VARIANT_CHARS, detect_language, han_variant_counts, looks_chinese
+from daemon.pages.orient import inkiest_band, text_bands
 
 __all__ = [
     "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
@@ -279,7 +280,6 @@ def cjk_wins(latin_conf: float, cjk_text: str, cjk_conf: float) -> bool:
 
 def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
     """The band of ``share`` of the page's height with the most ink (``orient``'s)."""
-    from daemon.pages.orient import inkiest_band
 
     return inkiest_band(gray, share)
 
@@ -287,7 +287,6 @@ def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
 def probe_bands(gray: Any, share: float = PROBE_BAND) -> list[Any]:
     """``probe_band``, then a band that does not overlap it (``orient.text_bands``): read when
     the first holds fewer than ``BAND_MIN_WORDS`` words (``band_words``)."""
-    from daemon.pages.orient import text_bands
 
     return text_bands(gray, share)
 

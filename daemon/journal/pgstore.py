@@ -53,6 +53,7 @@ from typing import Any
 from daemon.errors import ExitCode, FatalError
 from daemon.journal.pgsql import JournalUnavailable, LeaseLost, dml, journal_error, migrations
 from daemon.journal.rows import _doc
+from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 from daemon.models import Document
 from daemon.pagerecord import PageResult
@@ -252,8 +253,6 @@ class PostgresJournal(Journal):
         one is rolled back, reported to ``on_write_error`` when the journal cannot be written now,
         and raised as ``sqlite3.Error``."""
         import psycopg
-
-        from daemon.journal.schema import write_problem
 
         db = self._conn()
         try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.journal.retention import recorded_size
 from daemon.models import DocState, Document
 
 
@@ -232,7 +233,6 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
         "recent_done": [finished_json(r) for r in journal.recent_finished(RECENT_DONE)],
         "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
     }
-    from daemon.journal.retention import recorded_size
 
     out["state_size"] = recorded_size(journal)  # as of the last retention run; the journal's bytes live
     if hasattr(journal, "daemons"):  # every daemon of a shared journal (pgstore.py)

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.document.inline import escape_plain
 from daemon.models import PageText, RenderOptions
 from daemon.pagerecord import PageGeometry, RenderedPage
 from daemon.pages import probe, render
@@ -601,7 +602,6 @@ def unify(texts: list[PageText], engine_markdown: bool) -> tuple[list[str], bool
     marked = [t.source == "text_layer" or bool(t.meta.get("markdown")) for t in texts]
     if engine_markdown or not any(marked):
         return [t.text for t in texts], engine_markdown
-    from daemon.document.inline import escape_plain
 
     out: list[str] = []
     for t, md in zip(texts, marked, strict=True):

@@ -43,6 +43,7 @@ from typing import Any
 from daemon.intake.pagescan import is_blank
 from daemon.language import UNKNOWN, detect_language
 from daemon.quality import signals
+from daemon.writers.pdflayout import plain_lines
 
 #: Letters of the nine Latin languages (en de fr es it nl pt sv da) beyond a-z.
 _LATIN_EXTRA = "äöüßàâæçéèêëîïôœùûÿáíóúñìòãõåø"
@@ -144,8 +145,6 @@ def page_confidence(page: Any, language: str = "unknown") -> PageConfidence | No
         return None
     text = page.text
     if page.markdown:
-        from daemon.writers.pdflayout import plain_lines
-
         text = "\n".join(line for para in plain_lines(text, True) for line in para)
     share, tokens = wordlike(text, language)
     meta = page.meta or {}

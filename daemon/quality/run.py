@@ -34,6 +34,7 @@ from daemon.quality.checks import CheckResult, check_pdf, check_tables, check_tx
 from daemon.quality.confidence import is_low, page_confidence
 from daemon.quality.review import Review
 from daemon.stages import Degraded, Stage, optional
+from daemon.writers.pdf import PdfOutput, write_pdf
 
 LOW_CONFIDENCE = "low_confidence"
 
@@ -89,7 +90,6 @@ def _replaced(p: Any) -> Any:
 def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review,
                 quality: dict[int, PageQuality]) -> Any:
     """See the module docstring (``job``: the ``PdfInput``, ``made``: its ``PdfOutput``)."""
-    from daemon.writers.pdf import PdfOutput, write_pdf
 
     sink: list[Degraded] = []
     unchecked: list[CheckResult] = []

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import Config
+from daemon.document.lines import plain_paragraphs
 from daemon.document.model import Document as ParsedDocument
 from daemon.document.parse import parse_document
 from daemon.language import warm as language_warm
@@ -76,7 +77,6 @@ def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list
     # NFC: every output (the JSON's page texts too) has "ò", never "o" + U+0300
     if engine_markdown or not any(p.markdown for p in pages):
         return [unicodedata.normalize("NFC", p.text) for p in pages], engine_markdown
-    from daemon.document.lines import plain_paragraphs
 
     return [unicodedata.normalize("NFC", p.text if p.markdown else "\n\n".join(plain_paragraphs(p.text)))
             for p in pages], True

@@ -37,12 +37,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.document.blocksmd import write_md
 from daemon.document.model import Document
 from daemon.document.parse import parse_document
 from daemon.vocab import FORMATS, SOURCE_FORMATS
-from daemon.writers.jsonout import write_json
-from daemon.writers.text import write_txt
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +76,20 @@ Writer = Callable[[Document, WriteJob], dict[str, bytes]]
 
 
 def _txt(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.text import write_txt
+
     return {f"{job.stem}.txt": write_txt(doc).encode("utf-8")}
 
 
 def _md(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.document.blocksmd import write_md
+
     return {f"{job.stem}.md": write_md(doc).encode("utf-8")}
 
 
 def _json(doc: Document, job: WriteJob) -> dict[str, bytes]:
+    from daemon.writers.jsonout import write_json
+
     return {f"{job.stem}.json": write_json(doc, job.sidecar, job.pages).encode("utf-8")}
 
 

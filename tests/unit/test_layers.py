@@ -69,8 +69,9 @@ LAZY: dict[tuple[str, str], str] = {
     **{("daemon.engines.serve", m): "vLLM loads serve.register in every process it starts: it stays light"
        for m in ("daemon.engines.vllm_engine", "daemon.engines.pixtral_patch", "daemon.config")},
     ("daemon.journal.factory", "daemon.journal.pgstore"): "psycopg, only for a PostgreSQL journal",
-    **{("daemon.writers", f"daemon.writers.{m}"): "a writer is loaded when its format is asked for (start-up time)"
-       for m in ("latex", "tables")},
+    **{("daemon.writers", m): "a writer is loaded when its format is asked for (start-up time; openpyxl)"
+       for m in ("daemon.writers.text", "daemon.document.blocksmd", "daemon.writers.jsonout", "daemon.writers.latex",
+                 "daemon.writers.tables")},
 }
 
 #: Imports against the flow still there on this branch; each goes with another branch of issue 36.

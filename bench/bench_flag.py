@@ -154,7 +154,7 @@ def collect(outdir: Path, truth: dict[str, tuple[str, str, str]]) -> list[dict]:
 def rejudge(row: dict) -> list[str]:
     """The signals as daemon.quality.signals judges them now, from a row's recorded figures and
     text (the dictionary share and the language worked out again; low_words as recorded)."""
-    from daemon.understand.language import UNKNOWN, detect_language
+    from daemon.language import UNKNOWN, detect_language
 
     conf = row["confidence"]
     placed = detect_language(row["text"])[0]

@@ -219,8 +219,8 @@ def languages(tmp: Path) -> None:
     from tesserocr import OEM, PSM, PyTessBaseAPI
 
     from daemon.engines.tesseract import LATIN, TESS_CODES, tidy_text
+    from daemon.language import detect_language
     from daemon.pages.orient import tessdata_dir
-    from daemon.understand.language import detect_language
 
     opts = render_opts(autorotate=False)
     pages = {}

@@ -23,13 +23,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from daemon.config import EngineCfg  # noqa: E402
-from daemon.models import RenderOptions  # noqa: E402
+from daemon.config.options import render_options  # noqa: E402
 from daemon.pages import probe, render  # noqa: E402
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool  # noqa: E402
 
 
 def run(pool_kind: str, pdfs: list[Path], workers: int, first: int, prefetch: int = 1) -> dict[str, Any]:
-    opts = dataclasses.replace(RenderOptions.from_config(EngineCfg(), "", False), longest_edge=1540, autorotate=False)
+    opts = dataclasses.replace(render_options(EngineCfg(), "", False), longest_edge=1540, autorotate=False)
     if pool_kind == "fifo":
         ex = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
 

@@ -17,7 +17,7 @@ the figures are OCR quality, not the text layer's.
 generated invoices set in 5, 6, 7 and 9 pt (tests/docgen.py). ``orient``: every real page turned
 0/90/180/270 through ``daemon.pages.orient.make_upright``: right, wrong, left as is. ``langs``: the
 pages of several documents in one PDF (languages interleaved, as in a multi-language document)
-through one engine with one ``doc_tag``: language per page (``daemon.understand.language``) and,
+through one engine with one ``doc_tag``: language per page (``daemon.language``) and,
 for Chinese, the share of characters in the wrong script (simplified vs traditional).
 Rows go to ``--out`` (JSONL) as well.
 """
@@ -127,7 +127,7 @@ def cmd_orient(args: argparse.Namespace, rows: list[dict]) -> None:
 
 
 def cmd_langs(args: argparse.Namespace, rows: list[dict]) -> None:
-    from daemon.understand.language import detect_language, han_variant_counts
+    from daemon.language import detect_language, han_variant_counts
 
     eng = _engine()
     try:

@@ -150,7 +150,7 @@ def ocr_noise(s: str, rnd: random.Random) -> str:
 def short_texts() -> dict[str, dict[str, float]]:
     """Language accuracy on SHORT: detect_language vs py3langid alone (11 languages)."""
     from daemon.config import LANGUAGES
-    from daemon.understand.language import _model_scores, detect_language
+    from daemon.language import _model_scores, detect_language
 
     rnd = random.Random(7)
     variants = {

@@ -10,7 +10,7 @@ results against the hand-written ``expected.json`` (written before the first run
   ones;
 - the ``.md`` parses back to the same tables;
 - LaTeX fragments that must be in the ``.tex`` (escaping, repaired math);
-- language detection (``daemon.understand.language`` via convert's default) against the expected language.
+- language detection (``daemon.language`` via convert's default) against the expected language.
 
 Usage: ``.venv/bin/python bench/eval_outputs.py [--set bench/heldout_outputs_v2] [--keep DIR]``
 """

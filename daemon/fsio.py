@@ -19,6 +19,8 @@ Contract:
   never locks the service or the group out.
 - ``move_file`` renames only: across filesystems it raises ``TransientError`` rather than silently
   copying and deleting (a half-copied source must never be the only copy).
+- ``sha256_file(path)``: the hex SHA-256 of a file's bytes, read in 1 MiB chunks (the journal's
+  content identity; the batch splitter and the source checks compute it too).
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ from pathlib import Path, PurePath
 from daemon.errors import NoSpaceError, TransientError
 
 log = logging.getLogger(__name__)
+
+
+def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
+    """The SHA-256 of the file's bytes, hex: the content identity the journal keys documents by."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def fsync_dir(folder: Path) -> None:

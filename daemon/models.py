@@ -11,12 +11,9 @@ import enum
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from daemon.stages import Degraded
-
-if TYPE_CHECKING:
-    from daemon.config import EngineCfg
 
 
 class DocState(enum.StrEnum):
@@ -62,8 +59,8 @@ class Document:
 
 @dataclass
 class RenderOptions:
-    """What the render stage needs from the config: built by ``from_config`` (no defaults of its
-    own, so no value can drift from the config's)."""
+    """What the render stage needs from the config: built by ``daemon.config.options.render_options``
+    only (no defaults of its own, so no value can drift from the config's)."""
 
     longest_edge: int  # engine.render_longest_edge
     max_pages: int  # engine.max_pages: pages in all
@@ -82,25 +79,6 @@ class RenderOptions:
     # Turn pages upright by reading first (the Tesseract engine, daemon.pages.orient
     # ``upright_by_reading``): OSD only for pages whose English text band does not read upright.
     read_first: bool
-
-    @classmethod
-    def from_config(cls, e: EngineCfg, engine_name: str, math_to_engine: bool) -> RenderOptions:
-        """The options of the config's ``engine`` section for the engine ``engine_name``
-        (Tesseract renders at ``engine.tesseract.render_dpi`` and reads first; a VLM engine,
-        ``math_to_engine``, takes the pages whose text layer holds math as glyphs)."""
-        return cls(
-            longest_edge=e.render_longest_edge,
-            max_pages=e.max_pages,
-            max_ocr_pages=e.max_ocr_pages,
-            max_image_pixels=e.max_image_pixels,
-            autorotate=e.autorotate,
-            crop_borders=e.crop_borders,
-            deskew=e.deskew,
-            text_layer=e.text_layer,
-            math_to_engine=math_to_engine,
-            dpi=e.tesseract.render_dpi if engine_name == "tesseract" else None,  # per-engine resolution
-            read_first=engine_name == "tesseract",
-        )
 
 
 @dataclass
@@ -172,7 +150,7 @@ class Classification:
     has_table: bool = False
     has_math: bool = False
     doctype_thresholds: dict[str, float] = field(default_factory=dict)  # doctype -> its threshold (explain)
-    doc_date: str | None = None  # the date printed on the document, YYYY-MM-DD (daemon/understand/dates.py)
+    doc_date: str | None = None  # the date printed on the document, YYYY-MM-DD (daemon/dates.py)
 
 
 #: What happens to the source file once its outputs are written (a route's ``source``).

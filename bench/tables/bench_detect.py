@@ -29,7 +29,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     from daemon.config import EngineCfg
-    from daemon.models import RenderOptions
+    from daemon.config.options import render_options
     from daemon.pagerecord import ImagePage
     from daemon.pages.scantables import find_image_grids, find_image_rule_regions
     from daemon.pages.textlayer import read_or_render
@@ -39,7 +39,7 @@ def main() -> int:
     for d in docs:
         if not d["tables"][0]["category"].startswith("scan"):
             continue
-        page = read_or_render(ROOT / d["file"], 0, RenderOptions.from_config(EngineCfg(), "", False))
+        page = read_or_render(ROOT / d["file"], 0, render_options(EngineCfg(), "", False))
         assert isinstance(page, ImagePage)
         gray = page.image.convert("L").point(GAMMA_LUT)
         best = float("inf")

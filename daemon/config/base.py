@@ -1,8 +1,9 @@
 """The names the ``rules.yaml`` models are built from, and their base class.
 
 Contract:
-- The languages are written once (``Lang``); ``LANGUAGES`` and ``LangOrUnknown`` derive from it.
-- The output formats come from the writers' registry (``daemon.writers.WRITERS``).
+- The languages (``Lang``, ``LANGUAGES``) and the output formats (``FORMATS``: the writers'
+  registry's keys and the source-file formats) are :mod:`daemon.vocab`'s, so the config does not
+  import the writers; ``LangOrUnknown`` derives from ``Lang``.
 - ``Strict``: the base of every model; unknown keys are errors (``extra="forbid"``), so typos are
   errors, not silent defaults, and defaults are validated too.
 - Its own module so that :mod:`daemon.config.schema` and :mod:`daemon.config.engine_schema` can
@@ -12,25 +13,20 @@ Contract:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from daemon.writers import FORMATS as WRITER_FORMATS
+from daemon.vocab import FORMATS, Lang
+from daemon.vocab import LANGUAGES as LANGUAGES  # re-exported: the config package exports it
 
 DEFAULT_CONFIG_PATH = Path("/etc/ocr-daemon/rules.yaml")
 
-#: The 11 languages LightOnOCR-2-1B supports, ISO 639-1: written here once; the tuple and the
-#: "or unknown" type are derived from it (a Literal nested in a Literal is flattened).
-Lang = Literal["zh", "en", "ja", "fr", "de", "es", "it", "nl", "pt", "sv", "da"]
-LANGUAGES: tuple[str, ...] = get_args(Lang)
 LangOrUnknown = Literal[Lang, "unknown"]
 
-#: Output formats a route may ask for: the keys of the writers' registry (daemon.writers.WRITERS),
-#: so a new writer is a new format here without a second list. Pydantic checks the values against
+#: Output formats a route may ask for (daemon.vocab.FORMATS). Pydantic checks the values against
 #: the Literal built at run time; mypy cannot see a Literal built from data, so to it a format is
 #: a ``str``.
-FORMATS: tuple[str, ...] = WRITER_FORMATS
 if TYPE_CHECKING:
     Format = str
 else:

@@ -34,9 +34,10 @@ from pydantic import ValidationError
 from daemon.config.http_schema import is_loopback_listen
 from daemon.config.load import LoadedYaml, line_for
 from daemon.config.normalise import normalise
+from daemon.config.reference import _nested
 from daemon.config.schema import Config, InboxCfg, template_root
 from daemon.errors import ConfigError
-from daemon.fsio import is_within
+from daemon.fsio import is_within, same_filesystem
 
 #: The built-in fallback doctype: a document no doctype claims.
 FALLBACK_DOCTYPE = "other"
@@ -106,7 +107,6 @@ def _message(err: Any) -> str:
 
 def _known_keys(loc: tuple[Any, ...]) -> list[str]:
     """The keys of the section at ``loc`` (for "did you mean"); [] when it cannot be told."""
-    from daemon.config.reference import _nested
 
     model: Any = Config
     parts = [p for p in loc if not isinstance(p, int)]
@@ -272,7 +272,6 @@ def filesystem_problems(cfg: Config) -> list[str]:
     """Folders a source is *moved* to (failed folder, archive_to) must be on the same filesystem
     as the inboxes it comes from: the daemon moves sources by rename only, never by
     copy-then-delete, so a crash can never leave a half copy as the only copy."""
-    from daemon.fsio import same_filesystem
 
     src = str(cfg.source_path or "rules.yaml")
     problems = []

@@ -45,6 +45,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from daemon.dates import starts_with_date
+from daemon.document.blocksmd import blocks_md
 from daemon.document.inline import escape_markdown_chars
 from daemon.document.lines import is_line_block
 from daemon.document.model import Block, Cell, CodeBlock, Heading, ListBlock, ListItem, Paragraph, Table
@@ -52,7 +54,6 @@ from daemon.pagerecord import LayerBlocks
 from daemon.pages.tables import Grid
 from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
 from daemon.stages import Degraded, Stage, optional
-from daemon.understand.dates import starts_with_date
 
 HEADING_RATIO = 1.2
 #: A page with at least this share of its characters in a monospaced font is set in it (a
@@ -387,7 +388,6 @@ def layer_blocks(layer: PageLayer) -> list[Block]:
 def layer_page(layer: PageLayer, degraded: list[Degraded]) -> LayerBlocks:
     """See the module docstring. The layout (headings, lists, tables placed) is an optional
     stage: if it fails, the layer's lines become plain paragraphs, one per text block."""
-    from daemon.writers.markdown import blocks_md
 
     blocks = optional(Stage.TEXT_LAYER_LAYOUT, lambda: layer_blocks(layer), lambda: plain_blocks(layer), degraded)
     return LayerBlocks(tuple(blocks), blocks_md(blocks))

@@ -11,6 +11,8 @@ Contract:
   continuation (same columns, its first row ``first``'s header again or a body row of it), else
   None; ``daemon.document.parse`` joins a table continued by the next block or the next page.
 - ``DELIM_ROW`` matches a pipe table's delimiter row (the block parser uses it to spot tables).
+- ``numeric(text)``: a cell's text is a number, an amount, a date or a code of digits (the
+  continued-table rule here; the table finders of ``daemon.pages.tablerows``).
 
 Never raises on odd input.
 """
@@ -34,6 +36,18 @@ _BLOCKISH = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "
 
 _HTML_WS = " \t\n\r\f"
 _HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
+
+_DIGITISH = re.compile(r"[\d.,:/'’\-−+%()]")
+_UNIT = re.compile(r"[$€£¥₹]|\b(?:EUR|USD|GBP|CHF|SEK|DKK|NOK|kr|Kč|zł)\b", re.I)
+
+
+def numeric(text: str) -> bool:
+    """A number, an amount, a date, a code of digits: at least 60 % of its characters (currency
+    signs, codes and spaces left out) are digits or their punctuation, and one is a digit."""
+    t = _UNIT.sub("", text).replace(" ", "").replace("\u00a0", "").replace("\u202f", "")
+    if not t or not any(ch.isdigit() for ch in t):
+        return False
+    return len(_DIGITISH.findall(t)) >= 0.6 * len(t)
 
 
 class _CellBuf:
@@ -337,8 +351,6 @@ def continued(first: Table, second: Table, header_again: bool = False) -> Table 
     a header of its own, is not one); None when it is not. ``header_again``: only the first kind
     (tables on one page: the model does not know where they lie, and two blocks of one list set
     side by side, the table set's population ranking, are two tables)."""
-    from daemon.pages.tablerows import numeric
-
     if first.n_cols != second.n_cols or first.has_spans or second.has_spans or first.n_rows < 2 or second.n_rows < 1:
         return None
     a, b = first.expanded(), second.expanded()

@@ -109,12 +109,25 @@ from daemon.engines.tessplan import (
 )
 from daemon.engines.tessrecover import merge_text, missing_regions, recover
 from daemon.engines.tesswords import ink_ppm_of as _ink_ppm
-from daemon.engines.tesswords import tidy_text, vertical_share, word_layout
+from daemon.engines.tesswords import (
+    layout_confidences,
+    low_word_share,
+    tidy_text,
+    vertical_share,
+    word_layout,
+)
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
-from daemon.pages.orient import tessdata_dir
-from daemon.quality.signals import layout_confidences, low_word_share
+from daemon.pages.scanrules import light_segments, rule_runs
+from daemon.pages.scantables import (
+    find_image_grids,
+    find_image_rule_regions,
+    find_unruled_tables,
+    image_segments,
+    read_scanned_page,
+)
 from daemon.stages import Degraded, Stage, optional
+from daemon.tessdata import tessdata_dir
 
 __all__ = ["TesseractEngine", "TESS_CODES", "LATIN", "choose_languages", "lang_pass_is_latin", "tidy_text"]
 
@@ -593,14 +606,6 @@ class TesseractEngine(Engine):
         """The page as Markdown with its tables: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
-        from daemon.pages.scanrules import light_segments, rule_runs
-        from daemon.pages.scantables import (
-            find_image_grids,
-            find_image_rule_regions,
-            find_unruled_tables,
-            image_segments,
-            read_scanned_page,
-        )
 
         # dark runs and thin (light or dark) rules found once for both searches and for painting
         # the rules out before the cells are read (0.1 s each at 300 dpi)

@@ -57,6 +57,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from daemon.language import MIN_VARIANT_CHARS, detect_language, han_variant_counts, looks_chinese
+from daemon.pages.orient import inkiest_band, text_bands
+
 __all__ = [
     "TESS_CODES", "LATIN", "CJK_SCRIPTS", "CJK_UNDECIDED", "Plan", "plan_page", "choose_languages", "models_for", "fits",
     "latin_language", "cjk_language", "band_variant", "cjk_chars", "undecided_models", "cjk_wins", "probe_band", "lang_pass_is_latin",
@@ -202,7 +205,6 @@ def latin_language(text: str, latin: list[str]) -> str | None:
     """The Latin language of ``text`` when it is long enough and the detector sure."""
     if len(text) < LEARN_MIN_CHARS or not latin:
         return None
-    from daemon.understand.language import detect_language
 
     lang, conf = detect_language(text, latin)
     return lang if lang in latin and conf >= LEARN_MIN_CONF else None
@@ -210,9 +212,8 @@ def latin_language(text: str, latin: list[str]) -> str | None:
 
 def cjk_language(text: str, allowed: list[str]) -> str | None:
     """``ja``, ``zh-Hans`` or ``zh-Hant`` for a CJK read, when it has enough CJK characters;
-    Chinese decided as ``daemon.understand.language`` decides it (kana, or a Japanese read that
+    Chinese decided as ``daemon.language`` decides it (kana, or a Japanese read that
     is Chinese after all), the variant by its variant-only characters (simplified by default)."""
-    from daemon.understand.language import detect_language, looks_chinese
 
     if len(_HAN_CHAR.findall(text)) < CJK_MIN_CHARS and _kana(text) < CJK_MIN_CHARS:
         return None
@@ -231,7 +232,6 @@ def band_variant(text: str) -> str | None:
     formulas, 9 simplified against 11 traditional (jpn's kanji count as traditional), was read with
     chi_tra alone (PDF word recall 0.56 against 0.81 for chi_sim, issue 32); real pages of either
     variant are clear (58/1, 2/39; the traditional invoice of the tests 7/12)."""
-    from daemon.understand.language import MIN_VARIANT_CHARS, han_variant_counts
 
     s, t = han_variant_counts(text)
     if s + t < MIN_VARIANT_CHARS:
@@ -280,7 +280,6 @@ def cjk_wins(latin_conf: float, cjk_text: str, cjk_conf: float) -> bool:
 
 def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
     """The band of ``share`` of the page's height with the most ink (``orient``'s)."""
-    from daemon.pages.orient import inkiest_band
 
     return inkiest_band(gray, share)
 
@@ -288,7 +287,6 @@ def probe_band(gray: Any, share: float = PROBE_BAND) -> Any:
 def probe_bands(gray: Any, share: float = PROBE_BAND) -> list[Any]:
     """``probe_band``, then a band that does not overlap it (``orient.text_bands``): read when
     the first holds fewer than ``BAND_MIN_WORDS`` words (``band_words``)."""
-    from daemon.pages.orient import text_bands
 
     return text_bands(gray, share)
 

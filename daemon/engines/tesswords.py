@@ -6,7 +6,9 @@ empty words (tesserocr raises "No text returned" for some; a word without a box)
 weighted by length (``PageLayout.confidence``, the page's quality figure). ``vertical_share(api,
 image)``: the share of the text-line area Tesseract's layout analysis finds written top to
 bottom (tategaki columns). ``tidy_text(raw)``: Tesseract's text as the engine returns it (see
-the function); ``ink_ppm_of(gray)``: the ink of a page read as next to no words. Used by
+the function); ``ink_ppm_of(gray)``: the ink of a page read as next to no words;
+``low_word_share(confidences)`` / ``layout_confidences(layout)``: the share of the words read
+under ``LOW_WORD_CONF`` (``daemon.quality.signals`` says why; the engine records it per page). Used by
 the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
 (``daemon.pages.scantables``). Split out of tesseract.py, which keeps the engine.
 """
@@ -15,8 +17,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any
 
+from daemon.intake.pagescan import ink_ppm
 from daemon.models import PageLayout, TextBox, TextLine
 
 
@@ -103,6 +107,23 @@ def ink_ppm_of(gray: Any) -> float:
     read, a blank one is not (daemon.quality.confidence)."""
     import numpy as np
 
-    from daemon.intake.pagescan import ink_ppm
-
     return ink_ppm(np.asarray(gray), gray.width / 210.0)
+
+
+MIN_WORDS = 20  # Latin words of 3+ letters (or word boxes) before a share is judged
+LOW_WORD_CONF = 60.0
+
+
+def low_word_share(confidences: Iterable[float]) -> float | None:
+    """See the module docstring (``confidences``: the page's word confidences, -1 unknown)."""
+    known = [c for c in confidences if c >= 0]
+    if len(known) < MIN_WORDS:
+        return None
+    return sum(c < LOW_WORD_CONF for c in known) / len(known)
+
+
+def layout_confidences(layout: Any) -> list[float]:
+    """The word confidences of a ``PageLayout`` (empty without words)."""
+    if layout is None or not getattr(layout, "has_words", False):
+        return []
+    return [w.conf for ln in layout.lines for w in ln.words]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import EngineCfg
+from daemon.engines import nvml_memory
 from daemon.errors import ExitCode, FatalError
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,6 @@ def startup_utilization(kv_bytes: int, gpu_total_bytes: int | None) -> float:
 def gpu_total_memory() -> int | None:
     """Bytes of the smallest NVIDIA GPU of this host (``nvml_memory``: no CUDA initialised, see
     ``visible_gpu_count``); None if unknown."""
-    from daemon.engines import nvml_memory
 
     return min((total for _, _, total in nvml_memory()), default=None)
 

@@ -58,10 +58,10 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import Config, InboxCfg, template_root
+from daemon.config.templates import expand_template, subdir_of
 from daemon.errors import InputError, TransientError
-from daemon.fsio import atomic_write, fit_stem, fsync_dir, is_within, move_file, unique_path
+from daemon.fsio import atomic_write, fit_stem, fsync_dir, is_within, move_file, sha256_file, unique_path
 from daemon.intake.pagescan import PageScan, scan_options, scan_page
-from daemon.journal.store import sha256_file
 from daemon.models import Candidate
 from daemon.names import display, for_log
 from daemon.pages import probe
@@ -256,8 +256,6 @@ def _same_inode(a: Path, b: Path) -> bool:
 
 def archive_dir(ib: InboxCfg, path: Path, when: datetime) -> Path:
     """Where the original ``path`` of a split goes (see ``InboxCfg.batch_archive``)."""
-    from daemon.understand.route import expand_template, subdir_of
-
     sub = subdir_of(path, ib.path)
     if ib.batch_archive is None:
         return ib.path / DEFAULT_ARCHIVE / sub if sub else ib.path / DEFAULT_ARCHIVE

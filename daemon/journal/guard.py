@@ -41,6 +41,7 @@ from daemon.errors import ExitCode, FatalError
 from daemon.fsio import atomic_write
 from daemon.journal import rebuild
 from daemon.journal.backup import BACKUP_DIR, backups, quick_check
+from daemon.journal.factory import open_journal
 from daemon.journal.store import Journal, journal_path
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,6 @@ def open_state(cfg: Config) -> tuple[Journal, StateLock]:
     state = Path(cfg.daemon.state_dir)
     lock = StateLock(state)  # per host, also with a shared journal: one daemon per state folder
     if cfg.daemon.journal_url:  # shared (PostgreSQL): no journal file here to check or mark
-        from daemon.journal.factory import open_journal
 
         try:
             return open_journal(cfg), lock

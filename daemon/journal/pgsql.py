@@ -25,7 +25,8 @@ import re
 import sqlite3
 from functools import lru_cache
 
-from daemon.journal.schema import SCHEMA, SCHEMA_V2, V2_COLUMNS
+from daemon.journal import deliveries
+from daemon.journal.schema import SCHEMA, SCHEMA_V2, SCHEMA_V3, V2_COLUMNS
 
 #: Primary keys of the tables that SQLite's ``INSERT OR REPLACE`` writes to.
 CONFLICT_KEYS = {"meta": ("key",), "pages": ("doc_id", "idx"), "outputs": ("path",)}
@@ -45,8 +46,6 @@ def _statements(script: str) -> list[str]:
 
 
 def _v1() -> list[str]:
-    from daemon.journal import deliveries
-
     v2_cols = [f"ALTER TABLE documents ADD COLUMN IF NOT EXISTS {n} {ddl(t)}" for n, t in V2_COLUMNS]
     return [ddl(s) for s in _statements(SCHEMA)] + v2_cols + [ddl(s) for s in _statements(SCHEMA_V2)] + [
         ddl(s) for s in _statements(deliveries.SCHEMA)
@@ -95,7 +94,6 @@ _V4 = [
 def _v5() -> list[str]:
     """Version 5 (issue 34 item 2): SQLite's version 3 -- ``outputs``, ``state_counts`` kept by a
     trigger, the status and queue indexes -- filled from the rows already there."""
-    from daemon.journal.schema import SCHEMA_V3
 
     return [ddl(s) for s in SCHEMA_V3 if "TRIGGER" not in s] + [
         # the ``id`` tie-breaks of ORDER BY ... id: SQLite's indexes end with the rowid, PostgreSQL's do not

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import enum
-import hashlib
 import json
 import os
 import sqlite3
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from daemon.journal.retention import recorded_size
 from daemon.models import DocState, Document
 
 
@@ -50,14 +50,6 @@ def from_db_path(s: str | None) -> Path | None:
 def _dump_paths(paths: list[Path]) -> str:
     # ensure_ascii (the default) escapes lone surrogates, so undecodable names round-trip.
     return json.dumps([os.fsdecode(p) for p in paths])
-
-
-def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(bufsize):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class AdmitAction(enum.StrEnum):
@@ -241,7 +233,6 @@ def status_summary(journal: Any, max_attempts: int | None = None) -> dict[str, A
         "recent_done": [finished_json(r) for r in journal.recent_finished(RECENT_DONE)],
         "hooks": deliveries.summary(journal),  # routes[].on_done (daemon/journal/deliveries.py)
     }
-    from daemon.journal.retention import recorded_size
 
     out["state_size"] = recorded_size(journal)  # as of the last retention run; the journal's bytes live
     if hasattr(journal, "daemons"):  # every daemon of a shared journal (pgstore.py)

@@ -32,9 +32,10 @@ import time
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
+from daemon.fsio import sha256_file
 from daemon.journal.base import JournalBase
 from daemon.journal.pagerecords import drop_pages
-from daemon.journal.rows import Admission, AdmitAction, _doc, _dump_paths, db_path, sha256_file
+from daemon.journal.rows import Admission, AdmitAction, _doc, _dump_paths, db_path
 from daemon.models import DocState, Document
 
 #: ``sha256`` of a link, special or hard-linked file: never opened, so never hashed.

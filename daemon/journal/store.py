@@ -33,6 +33,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from daemon.errors import ExitCode, FatalError
+from daemon.fsio import sha256_file
 from daemon.journal.lookups import Lookups
 from daemon.journal.pagerecords import PageRecords
 from daemon.journal.rows import (
@@ -42,7 +43,6 @@ from daemon.journal.rows import (
     RebuiltDoc,
     db_path,
     from_db_path,
-    sha256_file,
     status_summary,
 )
 from daemon.journal.schema import (

@@ -17,7 +17,7 @@ Public API:
   >= ``UPRIGHT_MIN_CONF`` and ``UPRIGHT_MIN_LETTERS`` letters in sure dictionary words) is an
   upright Latin page, and OSD is not run; any other page goes to ``upright_with_script`` as
   before. The band read is handed on (page not turned) as the engine's English language probe.
-- ``tessdata_dir()``: Tesseract's data folder.
+- ``tessdata_dir()``: Tesseract's data folder (:mod:`daemon.tessdata`'s, re-exported).
 
 Orientation: Tesseract OSD through tesserocr with ``lang="osd"`` (initialising OSD with the
 default ``eng`` aborts the whole process inside Tesseract 5.5.4's OSD code -- a C++
@@ -50,6 +50,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from daemon.tessdata import tessdata_dir
+
 __all__ = [
     "detect_orientation",
     "detect_script",
@@ -70,8 +72,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEBIAN_TESSDATA = "/usr/share/tesseract-ocr/5/tessdata"
-
 #: Minimum OSD orientation confidence (on both passes) to turn a page. Calibrated with
 #: ``bench/bench_render.py --calibrate``: right answers score 5-19 on Latin pages, 4.4-16 on
 #: Japanese, 1.6-2.1 on sparse and 7-9 on dense Chinese pages; random noise scores up to 4.4,
@@ -84,11 +84,6 @@ OSD_EDGE = 1540
 #: Scripts of the 11 supported languages as OSD names them; an OSD answer naming another
 #: script (on noise it says "Arabic" or "Bengali") is not trusted to turn a page.
 TEXT_SCRIPTS = frozenset({"Latin", "Han", "Japanese", "Katakana", "Hiragana", "Hangul"})
-
-
-def tessdata_dir() -> str:
-    """Tesseract's data folder: ``$TESSDATA_PREFIX`` if set, else Debian's."""
-    return os.environ.get("TESSDATA_PREFIX") or DEBIAN_TESSDATA
 
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from daemon.pages.inkruns import INK, MIN_RULE_SHARE, MIN_RULE_STROKES, _runs, closed_gaps, stroke_width
 from daemon.pages.tables import Grid, Seg, find_grids
 
 #: A light rule is darker than the paper by at least this many grey levels ...
@@ -133,15 +134,6 @@ def _rule_runs(a: np.ndarray) -> Runs:
 
 
 def _runs_at(a: np.ndarray) -> Runs:
-    from daemon.pages.scantables import (
-        INK,
-        MIN_RULE_SHARE,
-        MIN_RULE_STROKES,
-        _runs,
-        closed_gaps,
-        stroke_width,
-    )
-
     if min(a.shape, default=0) <= 2 * MAX_RULE_THICKNESS:
         return [], []
     ink = a < max(INK, light_rule_level(a))
@@ -167,8 +159,6 @@ def _through_text(ink: np.ndarray, thin: np.ndarray, min_len: int) -> np.ndarray
     merged down the page (the Debian reference's package list, rows touched by underlined links
     and descenders at 300 dpi: a 277 px column kept 93 px of its rule; issue 26). A shaded band
     or a photo's dark area has ink runs as long, with no thin pixel in them."""
-    from daemon.pages.scantables import _runs, closed_gaps
-
     out = thin.copy()
     for r, s, e in _runs(closed_gaps(ink), THROUGH_LENGTH * min_len):
         if thin[r, s:e].mean() >= THIN_SHARE:

@@ -15,8 +15,9 @@ units; never raises on odd input):
   rows, the large ones at least as many as half the small ones; a gap measured between the words
   that lie over each other, so that a skewed scan's drift does not close it) and the lines joined are not two
   lines that each fill most columns (rows of a table set with a blank line every few rows).
-- ``numeric(text)``, ``numeric_columns(rows)``, ``header_by_content(rows)``: what the table
-  finders ask about a candidate's cells (a header row: text cells above a column of numbers).
+- ``numeric_columns(rows)``, ``header_by_content(rows)``: what the table finders ask about a
+  candidate's cells (a header row: text cells above a column of numbers; a number is
+  ``daemon.document.tables.numeric``'s).
 - ``body_under_header(xs, header, words, top, size) -> rows | None``: the body of a table whose
   header row is ruled or drawn as a filled band while its body has no rule (bank statements):
   the text lines right under the header, as long as they stay inside the header's columns.
@@ -27,8 +28,9 @@ units; never raises on odd input):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+
+from daemon.document.tables import numeric
 
 Word = tuple[float, float, float, float, str, float]
 
@@ -44,17 +46,6 @@ FULL_LINE = 0.8
 #: as ``unruled.MAX_UNRULED_ROW_GAP``; zebra-striped statements' rows are ~0.9 apart).
 MAX_BODY_GAP = 1.5
 
-_DIGITISH = re.compile(r"[\d.,:/'’\-−+%()]")
-_UNIT = re.compile(r"[$€£¥₹]|\b(?:EUR|USD|GBP|CHF|SEK|DKK|NOK|kr|Kč|zł)\b", re.I)
-
-
-def numeric(text: str) -> bool:
-    """A number, an amount, a date, a code of digits: at least 60 % of its characters (currency
-    signs, codes and spaces left out) are digits or their punctuation, and one is a digit."""
-    t = _UNIT.sub("", text).replace(" ", "").replace("\u00a0", "").replace("\u202f", "")
-    if not t or not any(ch.isdigit() for ch in t):
-        return False
-    return len(_DIGITISH.findall(t)) >= 0.6 * len(t)
 
 
 def numeric_columns(rows: list[list[str]], skip: int = 0) -> list[int]:

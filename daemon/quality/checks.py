@@ -44,6 +44,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from daemon.writers.pdf import PdfReport
 
+from daemon.document.model import Document, Table
+from daemon.writers.pdflayout import plain_lines
+
 #: Share of a page's words its PDF text layer must hold, in order. Below it the layer is wrong
 #: (a page with no text, text off the page, lines in reverse); above it only extraction details
 #: differ (hyphens, ligatures, a word split by the glyphless font).
@@ -117,8 +120,6 @@ def page_words(page: Any) -> list[str]:
 
 
 def text_words(text: str, markdown: bool) -> list[str]:
-    from daemon.writers.pdflayout import plain_lines
-
     return tokens("\n".join(line for para in plain_lines(text, markdown) for line in para) if markdown else text)
 
 
@@ -156,7 +157,6 @@ def _judged(words: Sequence[str]) -> list[str]:
 
 def check_tables(parsed: Any, pages: Sequence[Any]) -> list[CheckResult]:
     """See the module docstring (``parsed``: the ``daemon.document.model.Document``)."""
-    from daemon.document.model import Table
 
     by_index = {p.index: p for p in pages}
     out: list[CheckResult] = []
@@ -170,7 +170,6 @@ def check_tables(parsed: Any, pages: Sequence[Any]) -> list[CheckResult]:
         read = page_words(page)
         have = Counter(read)
         if read:  # the other way round: the page rebuilt with its tables keeps what the read found
-            from daemon.document.model import Document
 
             kept = sum((have & Counter(tokens(Document([dpage]).text()))).values()) / len(read)
             ok = kept >= TABLE_MIN_KEPT

@@ -41,6 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.intake.pagescan import is_blank
+from daemon.language import UNKNOWN, detect_language
+from daemon.quality import signals
+from daemon.writers.pdflayout import plain_lines
 
 #: Letters of the nine Latin languages (en de fr es it nl pt sv da) beyond a-z.
 _LATIN_EXTRA = "äöüßàâæçéèêëîïôœùûÿáíóúñìòãõåø"
@@ -67,7 +70,7 @@ class PageConfidence:
     wordlike: float  # share of tokens that look like words (0-1)
     tokens: int  # tokens judged
     dictionary: float | None = None  # daemon.quality.signals.dictionary_share
-    low_words: float | None = None  # daemon.quality.signals.low_word_share
+    low_words: float | None = None  # daemon.engines.tesswords.low_word_share
     language: str = "unknown"  # the page's language (py3langid), "unknown" when not placed
     signals: tuple[str, ...] = ()  # the signals that trip (signals.judge)
 
@@ -142,8 +145,6 @@ def page_confidence(page: Any, language: str = "unknown") -> PageConfidence | No
         return None
     text = page.text
     if page.markdown:
-        from daemon.writers.pdflayout import plain_lines
-
         text = "\n".join(line for para in plain_lines(text, True) for line in para)
     share, tokens = wordlike(text, language)
     meta = page.meta or {}
@@ -157,8 +158,6 @@ def page_confidence(page: Any, language: str = "unknown") -> PageConfidence | No
         engine = max(0.0, min(100.0, float(figure)))
     else:
         engine = 50.0 if VLM_DOUBT_FLAGS & set(page.flags) else 100.0
-    from daemon.quality import signals
-    from daemon.understand.language import UNKNOWN, detect_language
 
     placed = detect_language(text)[0]
     unplaced = placed == UNKNOWN and signals.unplaced(text)

@@ -17,9 +17,10 @@ Contract (each pure on its inputs, cheap; None where the page says too little to
   ``LOW_WORD_CONF`` (60) -- the spread, not the mean: a page with a third of its words unsure is
   read badly even when the sure words lift the mean. None with fewer than ``MIN_WORDS`` words
   with a confidence. The Tesseract engine records it in the page's ``meta["low_words"]`` (the
-  journal keeps no word confidences).
+  journal keeps no word confidences), so it lives with the engine's words
+  (``daemon.engines.tesswords``, below this stage).
 - ``unplaced(text)``: the page's text has enough letters (``MIN_LETTERS``) and
-  daemon.understand.language cannot place it among the 11 languages (junk read as letters).
+  daemon.language cannot place it among the 11 languages (junk read as letters).
 - ``judge(...) -> list[str]``: the signals that trip, by name (``dictionary``, ``low_words``,
   ``language``), with the thresholds below, chosen on the calibration set of bench/bench_flag.py
   (generated bad pages and bench/realdocs' tune split; bench/RESULTS.md "Flag signals").
@@ -34,10 +35,12 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from daemon.engines.tesswords import MIN_WORDS
+from daemon.language import UNKNOWN, detect_language
+from daemon.tessdata import tessdata_dir
 
 #: The traineddata whose dictionary stands for each language.
 MODELS: dict[str, tuple[str, ...]] = {
@@ -46,10 +49,8 @@ MODELS: dict[str, tuple[str, ...]] = {
 }
 CJK_LANGUAGES = frozenset({"zh", "ja"})
 
-MIN_WORDS = 20  # Latin words of 3+ letters (or word boxes) before a share is judged
 MIN_PAIRS = 20  # adjacent CJK character pairs before their share is judged
 MIN_LETTERS = 40  # letters before an unplaced language counts
-LOW_WORD_CONF = 60.0
 
 # Thresholds (bench/bench_flag.py, calibration set; bench/RESULTS.md "Flag signals"). low_words:
 # the best F1 holds from 0.14 to 0.16 (bad pages 0.17-0.68: a real page blurred at 75 dpi, a
@@ -114,7 +115,6 @@ def lexicon(language: str) -> Lexicon | None:
     """See the module docstring."""
     if language not in MODELS:
         return None
-    from daemon.pages.orient import tessdata_dir
 
     with _lock:
         return _load(language, os.environ.get("TESSDATA_PREFIX") or tessdata_dir())
@@ -136,24 +136,8 @@ def dictionary_share(text: str, language: str) -> float | None:
     return sum(w.lower() in lex.words for w in words) / len(words)
 
 
-def low_word_share(confidences: Iterable[float]) -> float | None:
-    """See the module docstring (``confidences``: the page's word confidences, -1 unknown)."""
-    known = [c for c in confidences if c >= 0]
-    if len(known) < MIN_WORDS:
-        return None
-    return sum(c < LOW_WORD_CONF for c in known) / len(known)
-
-
-def layout_confidences(layout: Any) -> list[float]:
-    """The word confidences of a ``PageLayout`` (empty without words)."""
-    if layout is None or not getattr(layout, "has_words", False):
-        return []
-    return [w.conf for ln in layout.lines for w in ln.words]
-
-
 def unplaced(text: str) -> bool:
     """See the module docstring."""
-    from daemon.understand.language import UNKNOWN, detect_language
 
     letters = sum(ch.isalpha() for ch in text)
     return letters >= MIN_LETTERS and detect_language(text)[0] == UNKNOWN

@@ -44,6 +44,11 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from daemon.engines import nvml_memory
+from daemon.journal.deliveries import pending_count
+from daemon.models import DocState
+from daemon.stages import OPTIONAL
+
 # No ``*_created`` series (a gauge of each counter's creation time per label set): they double
 # the output and say only when the process started, which process_start_time_seconds says once.
 disable_created_metrics()
@@ -177,7 +182,6 @@ class Metrics:
         self.flagged.labels(flag="low_confidence")
         for c in ("pdf_text", "table_words", "page_words", "txt_text"):
             self.checks_failed.labels(check=c)
-        from daemon.stages import OPTIONAL
 
         for st in sorted(OPTIONAL):  # every optional stage shows up with 0 before its first failure
             self.degraded.labels(stage=st.value)
@@ -389,7 +393,6 @@ def gpu_memory(engine: Any) -> list[tuple[str, int, int]]:
         return []
     if not str(getattr(engine, "name", "")).startswith("vllm"):
         return []
-    from daemon.engines import nvml_memory
 
     return nvml_memory()
 
@@ -407,8 +410,6 @@ class ServiceCollector(Collector):
         return list(self._collect())
 
     def _collect(self) -> Iterator[Metric]:
-        from daemon.models import DocState
-
         svc = self.svc
         if svc is None:
             return
@@ -434,8 +435,6 @@ class ServiceCollector(Collector):
                                 "Documents waiting for a full or read-only destination (not counted as tries)",
                                 value=waiting)
         try:
-            from daemon.journal.deliveries import pending_count
-
             pending = pending_count(svc.journal)
         except Exception:
             pending = 0

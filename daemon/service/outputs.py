@@ -32,8 +32,10 @@ from datetime import datetime
 from pathlib import Path
 
 from daemon.config import Config
+from daemon.document.lines import plain_paragraphs
 from daemon.document.model import Document as ParsedDocument
 from daemon.document.parse import parse_document
+from daemon.language import warm as language_warm
 from daemon.models import Classification, RouteDecision
 from daemon.names import display
 from daemon.pagerecord import PageResult
@@ -42,7 +44,6 @@ from daemon.quality.review import Review
 from daemon.quality.run import PageQuality, assess_pages, check_text_outputs, checked_pdf
 from daemon.stages import Degraded, Stage, optional
 from daemon.understand.classify import classify
-from daemon.understand.language import warm as language_warm
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
 from daemon.writers.pdf import PdfInput, PdfReport, pdf_suffix, pdf_title, write_pdf
@@ -75,7 +76,6 @@ def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list
     # NFC: every output (the JSON's page texts too) has "ò", never "o" + U+0300
     if engine_markdown or not any(p.markdown for p in pages):
         return [unicodedata.normalize("NFC", p.text) for p in pages], engine_markdown
-    from daemon.document.lines import plain_paragraphs
 
     return [unicodedata.normalize("NFC", p.text if p.markdown else "\n\n".join(plain_paragraphs(p.text)))
             for p in pages], True

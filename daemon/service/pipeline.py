@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from daemon.config import Config
+from daemon.config.options import render_options as config_render_options
 from daemon.engines.base import Engine
 from daemon.errors import InputError, NoSpaceError, OcrDaemonError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
@@ -111,7 +112,7 @@ class Outcome:
 
 
 def render_options(cfg: Config, engine_name: str = "", math_to_engine: bool = False) -> RenderOptions:
-    return RenderOptions.from_config(cfg.engine, engine_name, math_to_engine)
+    return config_render_options(cfg.engine, engine_name, math_to_engine)
 
 
 class Pipeline:

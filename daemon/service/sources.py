@@ -38,8 +38,16 @@ from pathlib import Path
 
 from daemon.config import Config
 from daemon.errors import InputError, TransientError
-from daemon.fsio import atomic_write, error_note_name, fsync_dir, is_within, move_file, unique_path
-from daemon.journal.store import Journal, JournalRow, sha256_file
+from daemon.fsio import (
+    atomic_write,
+    error_note_name,
+    fsync_dir,
+    is_within,
+    move_file,
+    sha256_file,
+    unique_path,
+)
+from daemon.journal.store import Journal, JournalRow
 from daemon.models import Document, SourceAction
 from daemon.names import display, for_log
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.config import InboxCfg
+from daemon.models import DocState
 from daemon.names import display
 
 #: Characters of the text output shown on an upload's page.
@@ -103,7 +104,6 @@ def page_html(st: dict[str, Any], *, upload: bool) -> str:
     ready = ('<span class="ok">ready</span>' if live["ready"]
              else f'<span class="bad">not ready</span> <span class="dim">{_e("; ".join(live["not_ready"]))}</span>')
     counts = st["counts"]
-    from daemon.models import DocState
 
     rows = "".join(f'<tr><td>{s.value}</td><td class="num">{counts.get(s.value, 0)}</td></tr>' for s in DocState)
     docs = live["documents"]

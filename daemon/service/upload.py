@@ -33,6 +33,8 @@ from typing import IO, Any
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
 
+from daemon.fsio import unique_path
+
 #: Bytes of all text fields together (token, inbox): the form's are well under 1 KiB.
 MAX_FIELD_BYTES = 64 * 1024
 
@@ -174,7 +176,6 @@ class UploadSink:
 
     def finish(self) -> Path:
         """The body ended: the file, complete, under a free name in its inbox."""
-        from daemon.fsio import unique_path
 
         assert self._parser is not None
         try:

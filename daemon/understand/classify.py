@@ -2,7 +2,7 @@
 
 Contract:
 - ``classify(text, cfg=..., filename=..., pages=..., markdown=...)`` returns a ``Classification``:
-  language (``daemon.understand.language.detect_language`` on the first ``MAX_CLASSIFY_CHARS``),
+  language (``daemon.language.detect_language`` on the first ``MAX_CLASSIFY_CHARS``),
   table/math features and the doctype whose score is highest among those that reach
   their threshold (``"other"`` when none does). ``fired`` lists, for *every* doctype, the matchers
   that contributed, so ``route --explain`` can show why.
@@ -36,13 +36,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from daemon.config import LANGUAGES, Config, DoctypeCfg
+from daemon.dates import document_date
+from daemon.language import WORD_RE, detect_language, fold, has_cjk, is_cjk, nfkc
 from daemon.models import Classification
-from daemon.understand.dates import document_date
-from daemon.understand.language import WORD_RE, detect_language, fold, has_cjk, is_cjk, nfkc
 
 if TYPE_CHECKING:
     from daemon.understand.route import RouteExplain
 
+from daemon.document.parse import parse_document
 from daemon.stages import Degraded, Stage, optional
 
 log = logging.getLogger(__name__)
@@ -371,7 +372,6 @@ def classify(
     elif markdown:
         # Language and keywords read the words only: the HTML table tags and LaTeX of engine
         # Markdown are Latin letters that outweigh a short Chinese or Japanese text.
-        from daemon.document.parse import parse_document
 
         head = parse_document([head], markdown=True).text()
     lang, conf = detect_language(head)

@@ -14,11 +14,11 @@ Contract:
   ``choose_route`` works it out from the inbox's path. ``match.subdir`` globs it
   (case-insensitive, like filenames); ``{subdir}`` in a template keeps its folder levels, each
   sanitised like any other value (``""`` at the root: ``/out/{subdir}/x`` is then ``/out/x``).
-- ``expand_template(template, fields)`` fills ``{inbox} {subdir} {language} {doctype} {yyyy} {mm} {dd}
-  {stem}`` (processing date) and ``{doc_yyyy} {doc_mm} {doc_date}`` (the date printed on the
-  document, ``Classification.doc_date``; ``undated`` when none was found). Every value is sanitised first so that a file name or an inbox name can never steer
-  outputs outside the template's folder: no ``/`` or ``\\``, no ``..``, no NUL or other control
-  characters, no leading ``-`` or ``.``, never empty.
+- ``expand_template(template, fields)`` (:mod:`daemon.config.templates`, shared with the batch
+  splitter) fills ``{inbox} {subdir} {language} {doctype} {yyyy} {mm} {dd} {stem}`` (processing
+  date) and ``{doc_yyyy} {doc_mm} {doc_date}`` (the date printed on the document,
+  ``Classification.doc_date``; ``undated`` when none was found), every value sanitised so that
+  a file name or an inbox name can never steer outputs outside the template's folder.
 - Filename globs match the file *name* (not the folder), case-insensitively.
 - Confident filing (issue 32): ``confidence(cls, min_margin)`` says how far the doctype's score is
   above its threshold (``other``: how far the best score is below its own). A route that matches
@@ -35,14 +35,13 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-import re
-import string
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from daemon.config import DEFAULT_ROUTE, TEMPLATE_FIELDS, Config, RouteCfg
+from daemon.config import DEFAULT_ROUTE, Config, RouteCfg
+from daemon.config.templates import expand_template, subdir_of
 from daemon.models import Classification, RouteDecision
 
 OTHER = "other"  # the doctype of a document no doctype claimed (daemon.understand.classify.OTHER)
@@ -98,57 +97,8 @@ def match_route(
     return RouteExplain(route.name, True, "")
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
-_SEP_RE = re.compile(r"[/\\]")
-
-
-def sanitize_field(value: str) -> str:
-    """Make ``value`` safe as (part of) one path component; see the module docstring."""
-    v = _CONTROL_RE.sub("", str(value))
-    v = _SEP_RE.sub("_", v)
-    while ".." in v:
-        v = v.replace("..", "_")
-    v = v.strip()
-    if v.startswith(("-", ".")):
-        v = "_" + v[1:]
-    return v or "_"
-
-
-def expand_template(template: str, fields: dict[str, str]) -> Path:
-    """Fill a destination/archive template with sanitised ``fields``.
-
-    Unknown placeholders raise ``KeyError`` (config validation already refuses them); fields
-    missing from ``fields`` expand to ``"_"``.
-    """
-    safe = {k: sanitize_field(v) for k, v in fields.items()}
-    if "subdir" in fields:  # folder levels kept, each one sanitised; "" at the inbox's root
-        safe["subdir"] = "/".join(sanitize_field(c) for c in fields["subdir"].split("/")) if fields["subdir"] else ""
-    out = []
-    for literal, name, spec, _conv in string.Formatter().parse(template):
-        out.append(literal)
-        if name is None:
-            continue
-        if name not in TEMPLATE_FIELDS:
-            raise KeyError(f"unknown template placeholder {{{name}}}")
-        value = safe.get(name, "_")
-        # Conversions (!r) are ignored on purpose: they would add quotes to folder names.
-        out.append(format(value, spec) if spec else value)
-    return Path("".join(out))
-
-
 #: Template value of ``{doc_yyyy}``, ``{doc_mm}``, ``{doc_date}`` when no date was found.
 UNDATED = "undated"
-
-
-def subdir_of(path: Path, root: Path | None) -> str:
-    """The folder below the inbox ``root`` that ``path`` is in, '/'-joined; '' at the root or
-    outside it (see the module docstring)."""
-    if root is None:
-        return ""
-    try:
-        return "/".join(path.parent.relative_to(root).parts)
-    except ValueError:
-        return ""
 
 
 def template_fields(*, path: Path, inbox: str, cls: Classification, when: datetime, subdir: str = "") -> dict[str, str]:

@@ -12,7 +12,7 @@ level. ``markdown`` says whether the page texts are engine Markdown (VLM) or pla
 All writers work from one :class:`daemon.document.model.Document` built once per call:
 
 - ``txt``  -> ``<stem>.txt``  (:mod:`daemon.writers.text`)
-- ``md``   -> ``<stem>.md``   (:mod:`daemon.writers.markdown`)
+- ``md``   -> ``<stem>.md``   (:mod:`daemon.document.blocksmd`)
 - ``json`` -> ``<stem>.json`` (:mod:`daemon.writers.jsonout`)
 - ``tex``  -> ``<stem>.tex``  (:mod:`daemon.writers.latex`)
 - ``csv``  -> ``<stem>.table-<page>-<n>.csv`` per table, none for a document without tables
@@ -39,6 +39,7 @@ from typing import Any
 
 from daemon.document.model import Document
 from daemon.document.parse import parse_document
+from daemon.vocab import FORMATS, SOURCE_FORMATS
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ def _txt(doc: Document, job: WriteJob) -> dict[str, bytes]:
 
 
 def _md(doc: Document, job: WriteJob) -> dict[str, bytes]:
-    from daemon.writers.markdown import write_md
+    from daemon.document.blocksmd import write_md
 
     return {f"{job.stem}.md": write_md(doc).encode("utf-8")}
 
@@ -110,16 +111,9 @@ def _xlsx(doc: Document, job: WriteJob) -> dict[str, bytes]:
     return {f"{job.stem}.xlsx": write_xlsx(doc)}
 
 
-#: The one list of output formats: ``{format: writer}``. ``daemon.config`` derives the
-#: ``formats:`` values a route may ask for from it (writers never import the config).
+#: The writers of the output formats: ``{format: writer}``, the formats of daemon.vocab.FORMATS
+#: (the list the config validates ``formats:`` against) before its ``SOURCE_FORMATS``.
 WRITERS: dict[str, Writer] = {"txt": _txt, "md": _md, "json": _json, "tex": _tex, "csv": _csv, "xlsx": _xlsx}
-
-#: Formats made from the source file itself, not from the document model: the searchable PDF
-#: (daemon.writers.pdf.write_pdf, called by the pipeline with the source and the page layouts).
-SOURCE_FORMATS: tuple[str, ...] = ("pdf",)
-
-#: Every format a route may ask for: the registry's, then the source-file ones.
-FORMATS: tuple[str, ...] = (*WRITERS, *SOURCE_FORMATS)
 
 
 def render_outputs(

@@ -22,6 +22,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from daemon.document.parse import parse_document
+from daemon.language import detect_language
+from daemon.writers import WriterOptions, render_outputs
+
 log = logging.getLogger(__name__)
 
 #: The page mark line of raw engine output files (``.format(n=page number)``, 1-based).
@@ -64,12 +68,7 @@ def raw_stem(path: Path) -> str:
 
 
 def _detect_language(text: str) -> str:
-    """Language via ``daemon.understand.language.detect_language`` when it is available, else ``en``."""
-    try:
-        from daemon.understand.language import detect_language
-    except Exception:  # classify is optional for convert: fall back rather than fail
-        log.info("language detection unavailable; assuming en")
-        return "en"
+    """Language via ``daemon.language.detect_language``; ``en`` when it fails."""
     try:
         got = detect_language(text)
     except Exception:
@@ -85,8 +84,6 @@ def convert_outputs(raw: str, formats: list[str], *, source: Path, stem: str, la
     its pages (``split_raw_pages``), their language (``language``, else detected on the words of
     the document model), a sidecar naming ``source`` and every output. ``plain``: the pages are
     plain OCR text (Tesseract), not Markdown. Writes nothing; ``formats`` are writers' names."""
-    from daemon.document.parse import parse_document
-    from daemon.writers import WriterOptions, render_outputs
 
     pages = split_raw_pages(raw)
     # detect on the words only: HTML table markup would make a Chinese document look English

@@ -65,10 +65,12 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageOps
 
+from daemon.document.model import Heading, Paragraph, plain_text
 from daemon.errors import InputError
 from daemon.models import TextBox
 from daemon.pagerecord import EngineText, PageGeometry, PageResult
 from daemon.pages.deskew import unskew_point
+from daemon.pages.probe import mupdf
 from daemon.stages import Degraded, Stage, optional
 from daemon.writers.pdflayout import PlacedLine, Placement, place_text
 
@@ -166,7 +168,6 @@ def pdf_suffix(src: Path, destination: Path) -> str:
 def pdf_title(parsed: Any, src: Path) -> str:
     """The document's title: its first heading, else its first line when that is short, else
     the source's name (``parsed``: a ``daemon.document.model.Document``)."""
-    from daemon.document.model import Heading, Paragraph, plain_text
 
     for page in getattr(parsed, "pages", []):
         for b in page.blocks:
@@ -489,8 +490,6 @@ def _save(pdf: pikepdf.Pdf) -> bytes:
 def write_pdf(inp: PdfInput) -> PdfOutput:
     """The searchable PDF of ``inp`` (see the module contract)."""
     import pikepdf
-
-    from daemon.pages.probe import mupdf
 
     src = Path(inp.source)
     try:

@@ -42,6 +42,7 @@ from typing import Any
 from PIL import Image
 
 from daemon.models import PageLayout, TextBox, TextLine
+from daemon.tessdata import tessdata_dir
 
 #: Text length per em of line (characters; a CJK character counts 2) beyond which the text and
 #: the lines found cannot belong together: Latin text runs at ~2.4 characters per line height,
@@ -87,8 +88,6 @@ def _layout_api() -> Any:
     api = getattr(_local, "api", None)
     if api is None:
         from tesserocr import OEM, PSM, PyTessBaseAPI
-
-        from daemon.pages.orient import tessdata_dir
 
         # Layout analysis needs no language model, but the API must be initialised with one;
         # English is the smallest of ours.

@@ -138,9 +138,9 @@ def test_render_workers_run_at_the_configured_nice_steps(pipe: Pipeline, tmp_pat
 
 def _language_model_loaded() -> bool:
     """Run in a render worker: whether classification's language model is loaded there."""
-    import daemon.understand.language
+    import daemon.language
 
-    return daemon.understand.language._identifier is not None
+    return daemon.language._identifier is not None
 
 
 def test_warm_loads_the_language_model_in_the_render_worker(pipe: Pipeline) -> None:

@@ -16,9 +16,9 @@ from renderopts import render_opts
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
+from daemon.language import han_variant_counts
 from daemon.pages.orient import make_upright, reads_better
 from daemon.pages.render import render_page
-from daemon.understand.language import han_variant_counts
 
 DA = ("Kære kunde,\n\nTak for din bestilling. Venligst betal det samlede beløb inden for tredive dage. "
       "Leveringen indeholder tre kasser printerpapir og en serviceaftale på året. Vi glæder os til at "

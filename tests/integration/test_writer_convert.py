@@ -47,7 +47,7 @@ def test_convert_detects_language_and_writes_beside(tmp_path: Path) -> None:
     p = convert(src, "--to", "xlsx,json")
     assert p.returncode == 0, p.stderr
     side = json.loads((tmp_path / "bericht.json").read_text(encoding="utf-8"))
-    assert side["language"] == "zh"  # daemon.understand.language.detect_language
+    assert side["language"] == "zh"  # daemon.language.detect_language
     ws = openpyxl.load_workbook(tmp_path / "bericht.xlsx")["p1-t1"]
     assert abs(ws["B2"].value - 1234567.89) < 1e-6  # "1,234,567.89" read as Chinese/English
 

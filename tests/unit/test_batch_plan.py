@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from daemon.config import Config, parse_config_text
+from daemon.config.templates import expand_template, subdir_of
 from daemon.errors import ConfigError
 from daemon.intake.batch import Part, archive_dir, plan_parts
 from daemon.intake.pagescan import PageScan
 from daemon.models import Classification
-from daemon.understand.route import choose_route, expand_template, subdir_of
+from daemon.understand.route import choose_route
 
 WHEN = datetime(2026, 12, 2, 9, 30)
 

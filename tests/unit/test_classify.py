@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from daemon.config import Config, parse_config_text
+from daemon.language import detect_language, fold
 from daemon.models import Classification
 from daemon.understand.classify import classify, detect_math, detect_table, format_explain
-from daemon.understand.language import detect_language, fold
 from daemon.understand.route import RouteExplain
 
 # ----------------------------------------------------------------------------- language

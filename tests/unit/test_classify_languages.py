@@ -1,4 +1,4 @@
-"""Issue 15 items 4 and 5 in ``daemon.understand.language`` and ``classify``: language scored on clean text,
+"""Issue 15 items 4 and 5 in ``daemon.language`` and ``classify``: language scored on clean text,
 Chinese variant from the page, keywords of the document's own language, tables that are tables.
 Runs against the shipped rules.yaml."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_config
+from daemon.language import chinese_variant, clean_text, detect_language
 from daemon.understand.classify import classify, detect_table, keyword_languages
-from daemon.understand.language import chinese_variant, clean_text, detect_language
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,7 +92,7 @@ def test_table_of_contents_is_not_a_table() -> None:
 
 
 def test_stray_kana_do_not_make_chinese_japanese() -> None:
-    from daemon.understand.language import looks_chinese
+    from daemon.language import looks_chinese
 
     zh = "商品编码 数量 商品名称 商品基本条码 向称华联粉条 鸡边腿 单价 金额 合计 供应商 采购订单 日期 备注"
     assert looks_chinese(zh + " ー つ の")  # a few kana that jpn made of table rules

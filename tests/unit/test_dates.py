@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_config
+from daemon.config.templates import expand_template
+from daemon.dates import document_date
 from daemon.understand.classify import classify
-from daemon.understand.dates import document_date
-from daemon.understand.route import expand_template, template_fields
+from daemon.understand.route import template_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -227,8 +227,8 @@ def test_brackets_of_plain_text_stay_brackets_not_display_math() -> None:
     # Markdown; "\[mut/Mb\]" was then read as the engines' display math and written "$$mut/Mb$$"
     # (real-world set, 2026-12-01). Brackets now stay as they are; a link-like "[a](b)" keeps
     # its text literal.
+    from daemon.document.blocksmd import write_md
     from daemon.document.inline import escape_plain
-    from daemon.writers.markdown import write_md
     from daemon.writers.text import write_txt
 
     plain = "megabase [mut/Mb]) see [1], [a](http://x) and $5"

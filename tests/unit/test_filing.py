@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from daemon.config import Config, load_config, parse_config_text
+from daemon.dates import document_date, find_dates, starts_with_date
 from daemon.document.parse import parse_document
 from daemon.models import Classification
 from daemon.understand.classify import classify
-from daemon.understand.dates import document_date, find_dates, starts_with_date
 from daemon.understand.route import choose_route, confidence
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
+from daemon.document.blocksmd import write_md
 from daemon.document.parse import parse_document
-from daemon.writers.markdown import write_md
 from daemon.writers.text import write_txt
 
 

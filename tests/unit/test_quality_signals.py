@@ -8,6 +8,7 @@ import pytest
 from corpus import DOCTYPE_TEXTS
 from pagerecords import ocr_page
 
+from daemon.engines import tesswords
 from daemon.quality import signals
 from daemon.quality.confidence import is_low, page_confidence
 
@@ -46,11 +47,11 @@ def test_a_misread_page_and_scrambled_text_have_fewer_dictionary_words() -> None
 
 def test_low_word_share_is_the_spread_not_the_mean() -> None:
     sure = [96.0] * 30
-    assert signals.low_word_share(sure) == 0.0
+    assert tesswords.low_word_share(sure) == 0.0
     spread = [96.0] * 18 + [30.0] * 12  # mean 70: a third of the words unsure
-    share = signals.low_word_share(spread)
+    share = tesswords.low_word_share(spread)
     assert share == 0.4 and share > signals.LOW_WORDS_ABOVE
-    assert signals.low_word_share([-1.0] * 40 + [90.0]) is None  # confidences not known: not judged
+    assert tesswords.low_word_share([-1.0] * 40 + [90.0]) is None  # confidences not known: not judged
 
 
 def test_text_in_no_supported_language_is_unplaced() -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from daemon.config import Config, parse_config_text
+from daemon.config.templates import expand_template, sanitize_field
 from daemon.models import Classification
-from daemon.understand.route import RouteExplain, choose_route, expand_template, match_route, sanitize_field
+from daemon.understand.route import RouteExplain, choose_route, match_route
 
 WHEN = datetime(2024, 3, 7, 12, 0)
 SRC = Path("/srv/in/scans/Rechnung 42.PDF")

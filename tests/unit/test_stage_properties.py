@@ -1,7 +1,7 @@
 """Property-based tests of the optional stages that need no Tesseract: random page images and
 random word layouts through table finding (daemon.pages.scantables, daemon.pages.tables), the
 searchable PDF's text placement (daemon.writers.pdflayout.place_text), document dates
-(daemon.understand.dates) and classification (daemon.understand.classify).
+(daemon.dates) and classification (daemon.understand.classify).
 
 Each stage's contract says it never raises for such input (the table geometry: "pure geometry,
 never raises"; place_text: "every token of the text is placed"); a property failing here is a
@@ -26,6 +26,7 @@ from PIL import Image
 from propgen import COORD, PAGE_TEXTS, PROPS, layouts, page_images, random_page
 
 from daemon.config import LANGUAGES, Config, parse_config_text
+from daemon.dates import document_date, find_dates
 from daemon.models import PageLayout
 from daemon.pages import tables, unruled
 from daemon.pages.scantables import (
@@ -36,7 +37,6 @@ from daemon.pages.scantables import (
 )
 from daemon.pages.tables import Grid, GridCell, Seg
 from daemon.understand.classify import classify, detect_math, detect_table
-from daemon.understand.dates import document_date, find_dates
 from daemon.writers.pdflayout import _CJK, place_text, plain_lines
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from markdown_it import MarkdownIt
 
+from daemon.document.blocksmd import write_md
 from daemon.document.layout import layer_blocks
 from daemon.document.lines import (
     MIN_FULL_COLUMNS,
@@ -25,7 +26,6 @@ from daemon.document.model import Document, Page, Paragraph
 from daemon.document.parse import parse_document
 from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock, Verdict
 from daemon.writers import render_outputs
-from daemon.writers.markdown import write_md
 from daemon.writers.text import write_txt
 
 PROSE = [

@@ -1,4 +1,8 @@
-"""``md`` writer: clean GitHub-flavoured Markdown from the document model.
+"""The document model as clean GitHub-flavoured Markdown: the ``md`` writer (``write_md``) and one
+page's blocks (``blocks_md``: a PDF text layer's page, ``daemon.document.layout``).
+
+Here, below the writers, because the pages stage writes a text layer's page as Markdown too (in
+the render worker); the writers' registry (``daemon.writers``) calls ``write_md`` for ``md``.
 
 - Every page starts with a ``<!-- page N -->`` comment (the same mark as the raw engine output
   files, so a written ``.md`` can itself be fed to ``ocr-daemon convert``).

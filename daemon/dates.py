@@ -10,6 +10,10 @@ Contract:
   date ("Geburtsdatum:", "date of birth", "DOB", "née le", "fecha de nacimiento", "生年月日"... before
   it on its line, or alone on the line above, as forms print a field's label) is never the
   document's date.
+- ``starts_with_date(line)``: the line begins with a day and a month name (a date, not a numbered
+  list item: ``daemon.document.layout``'s list rule).
+- No daemon imports: the classifier (``daemon.understand.classify``) and the document model's
+  builders (``daemon.document.layout``) both read dates through here.
 
 Formats, in the 11 languages' usual ways of printing a date (four-digit years only, so version
 numbers, prices and "1.2.3" are not dates; years 1900 .. next year):

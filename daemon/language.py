@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from daemon.config import LANGUAGES
+from daemon.vocab import LANGUAGES
 
 UNKNOWN = "unknown"
 

@@ -65,6 +65,7 @@ from daemon.engines import create_engine
 from daemon.engines.base import Engine
 from daemon.errors import ConfigError, ExitCode, FatalError, OcrDaemonError
 from daemon.fsio import is_within
+from daemon.http.endpoint import HttpEndpoint, start_http
 from daemon.intake import batch, contentcheck
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.unreadable import ReadFailures
@@ -78,7 +79,6 @@ from daemon.models import Candidate
 from daemon.names import for_log
 from daemon.service import metrics
 from daemon.service.hooks import Dispatcher
-from daemon.service.http import HttpEndpoint, start_http
 from daemon.service.pipeline import Pipeline
 from daemon.service.sdnotify import notify, watchdog_interval
 from daemon.service.workqueue import WorkQueue

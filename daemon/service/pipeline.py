@@ -14,9 +14,7 @@ Contract:
   are between "render started" and "text back" at a time, so memory stays bounded.
 - Repeating a document after a crash is safe: output names are recorded in the journal before
   any is written and reused on the repeat; an archive move is recorded before it is made.
-- ``is_output`` / ``outputs_among`` (the watcher's "did the daemon write this?") ask the journal
-  (index searches; issue 34: nothing loaded per document at start); a journal that cannot answer
-  makes them say "output" (not taken now, asked again at the next scan).
+- ``claims`` (``claims.OutputClaims``) answers the watcher's "did the daemon write this?".
 - Page-level resume: each page is committed to the journal as its text comes back
   (``Journal.record_page``, unless ``daemon.page_records`` is off); a repeat renders and reads
   only the pages not recorded, and the outputs are the same as an uninterrupted run's (the
@@ -58,7 +56,6 @@ import pickle
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import datetime
@@ -80,6 +77,7 @@ from daemon.pages import probe
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask
 from daemon.quality.run import LOW_CONFIDENCE, with_quality
 from daemon.service import hooks, metrics
+from daemon.service.claims import OutputClaims
 from daemon.service.endings import Endings, Outcome
 from daemon.service.outputs import Prepared, prepare_outputs, warm_worker
 from daemon.service.recognize import Recognizer
@@ -94,11 +92,10 @@ from daemon.writers.convert import join_raw_pages
 log = logging.getLogger(__name__)
 
 RAW_DIR = "raw"
-#: Archive paths claimed by documents in flight that ``is_output`` remembers (the journal has the rest).
-CLAIMED_MAX = 4096
 
 #: Seconds between two progress log lines of one document.
 PROGRESS_LOG_EVERY = 10.0
+
 
 def render_options(cfg: Config, engine_name: str = "") -> RenderOptions:
     e = cfg.engine
@@ -123,7 +120,8 @@ class Pipeline:
         self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None,
         on_progress: Callable[[Progress], None] | None = None, sources_in_place: Collection[Path] = (),
     ) -> None:
-        self.sources = Sources(cfg, journal, claim=self._claim_output, in_place=sources_in_place)
+        self.claims = OutputClaims(journal)  # the watcher's "did the daemon write this?"
+        self.sources = Sources(cfg, journal, claim=self.claims.claim, in_place=sources_in_place)
         self.endings = Endings(cfg, journal, self.sources)  # superseded, failed, waiting, retried
         self.cfg = cfg
         self.journal = journal
@@ -133,11 +131,6 @@ class Pipeline:
         self.pool = RenderPool(
             n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb, nice=cfg.daemon.render_nice
         )
-        # Paths claimed (an archive move about to be made) before the journal has them as a done
-        # document's final path: the newest CLAIMED_MAX only -- the journal answers for the rest
-        # (issue 34: every output path was loaded here at start, +26 MB per 100k documents).
-        self._claimed: OrderedDict[str, None] = OrderedDict()
-        self._outputs_lock = threading.Lock()
         self._plan_lock = threading.Lock()
 
     # -- public -------------------------------------------------------------------------------
@@ -151,32 +144,6 @@ class Pipeline:
         self._cfg = cfg
         self.sources.cfg = cfg
         self.endings.cfg = cfg
-
-    def _claim_output(self, path: Path) -> None:
-        with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
-            self._claimed[str(path)] = None
-            while len(self._claimed) > CLAIMED_MAX:
-                self._claimed.popitem(last=False)
-
-    def is_output(self, path: Path | str) -> bool:
-        """Whether the daemon wrote, planned or archived to ``path`` (``Journal.is_output``: index
-        searches, nothing held in memory but the claims of documents in flight)."""
-        with self._outputs_lock:
-            if str(path) in self._claimed:
-                return True
-        try:
-            return self.journal.is_output(path)
-        except sqlite3.Error:  # the journal cannot answer now: not taken now, the next scan asks again
-            return True
-
-    def outputs_among(self, paths: list[str]) -> set[str]:
-        """``is_output`` for a rescan's batch of paths (``Journal.outputs_among``: one query per 512)."""
-        with self._outputs_lock:
-            claimed = {p for p in paths if p in self._claimed}
-        try:
-            return claimed | self.journal.outputs_among(paths)
-        except sqlite3.Error:
-            return set(paths)
 
     def warm(self) -> None:
         """Start the render workers and load in each what pages and finishing need."""

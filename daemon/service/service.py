@@ -292,10 +292,10 @@ class Service:
             cfg.inboxes,
             self.tracker.notice,
             excluded_dirs=excluded,
-            is_output=self.pipeline.is_output if self.pipeline else None,
-            is_output_name=self.pipeline.is_output if self.pipeline else None,
+            is_output=self.pipeline.claims.is_output if self.pipeline else None,
+            is_output_name=self.pipeline.claims.is_output if self.pipeline else None,
             known=self.journal.known_unchanged,  # a rescan skips kept files done already, in batches
-            outputs_among=self.pipeline.outputs_among if self.pipeline else None,
+            outputs_among=self.pipeline.claims.outputs_among if self.pipeline else None,
         )
         self.watcher.start()
         for job in self.scheduler.get_jobs():

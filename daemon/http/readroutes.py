@@ -54,8 +54,8 @@ class ReadRoutes:
                 "started": datetime.fromtimestamp(METRICS.started).astimezone().isoformat(timespec="seconds"),
                 "uptime_seconds": round(time.time() - METRICS.started, 1),
                 "queue": summary["counts"].get("queued", 0),  # the journal's queue, not the few ids in memory
-                "settling": svc.tracker.pending(),
-                "processing": len(svc.busy_documents()),
+                "settling": svc.intake.tracker.pending(),
+                "processing": len(svc.workers.busy_documents()),
                 # every page finished since start: OCRed, and read from a text layer (of which)
                 "pages_since_start": METRICS.pages_count + METRICS.layer_pages_count,
                 "text_layer_pages_since_start": METRICS.layer_pages_count,

@@ -312,14 +312,7 @@ class Pipeline:
         body = dict(prep.body) if prep is not None else {src.stem + ".json": b""}
         json_wanted = src.stem + ".json" in body
         suffixes = [name[len(src.stem):] for name in body]  # names are stem + a stem-free suffix
-        owned = set(self.journal.planned(doc.id))
-        # Names planned by unfinished documents (in flight on another worker, or cut off by a
-        # crash and re-queued) are taken too: two documents with one stem ("scan.pdf" and
-        # "scan.jpg") must never plan the same names and then overwrite each other's outputs.
-        with self._plan_lock:
-            taken = self.journal.planned_by_unfinished(doc.id) - owned
-            stem, paths = plan_output_set(dest, src.stem, lambda s: [s + suf for suf in suffixes], owned, taken)
-            self.journal.set_planned(doc.id, paths)
+        stem, paths = self._plan_names(doc, dest, src.stem, suffixes)
         files = {stem + suf: data for suf, data in zip(suffixes, body.values(), strict=True)}
         if json_wanted:  # the one file that names the outputs: rendered again, now they are known
             side = sidecar.named(paths, timings).to_json()
@@ -330,6 +323,19 @@ class Pipeline:
             ))
         atomic_write_all({dest / name: data for name, data in files.items()})  # the whole set or nothing
         return [dest / name for name in files]
+
+    def _plan_names(self, doc: Document, dest: Path, stem: str, suffixes: list[str]) -> tuple[str, list[Path]]:
+        """The output set's stem and paths in ``dest``, recorded in the journal before any is written
+        (this document's names from an earlier try are reused)."""
+        owned = set(self.journal.planned(doc.id))
+        # Names planned by unfinished documents (in flight on another worker, or cut off by a
+        # crash and re-queued) are taken too: two documents with one stem ("scan.pdf" and
+        # "scan.jpg") must never plan the same names and then overwrite each other's outputs.
+        with self._plan_lock:
+            taken = self.journal.planned_by_unfinished(doc.id) - owned
+            stem, paths = plan_output_set(dest, stem, lambda s: [s + suf for suf in suffixes], owned, taken)
+            self.journal.set_planned(doc.id, paths)
+        return stem, paths
 
     def _cleanup_temp(self, doc: Document) -> None:
         """Remove temp files a crash left behind for this document's outputs."""

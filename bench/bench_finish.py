@@ -38,6 +38,7 @@ from daemon.config import Config  # noqa: E402
 from daemon.journal.store import Journal  # noqa: E402
 from daemon.pagerecord import EngineText, PageGeometry, PageResult  # noqa: E402
 from daemon.service.pipeline import Pipeline  # noqa: E402
+from daemon.service.timings import Timings  # noqa: E402
 
 
 class _Engine:
@@ -87,7 +88,7 @@ def _burst(pipe: Pipeline, jobs: list[tuple[Any, ...]], threaded: bool) -> float
     def finish(job: tuple[Any, ...]) -> None:
         doc, src, finished = job
         go.wait()
-        outcome = pipe._finish(doc, src, finished, {}, time.monotonic())
+        outcome = pipe._finish(doc, src, finished, Timings(), time.monotonic())
         assert outcome.state == "done", outcome
         done_at.append(time.monotonic())
 

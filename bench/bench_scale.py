@@ -24,7 +24,7 @@ and a journal with a done row for each, through the journal's own API in one tra
 stat refreshed the way ``admit`` refreshes a done file found again unchanged in content -- the
 state a kept source is in after the daemon did it). Then one rescan is run in this process, wired
 as ``Service`` wires it (``InboxWatcher`` -> ``StabilityTracker.notice``, the tracker's ``skip`` is
-``Service._skip_known``, the watcher's ``known`` is ``Journal.known_unchanged`` and its ``is_output_name``
+``Intake._skip_known``, the watcher's ``known`` is ``Journal.known_unchanged`` and its ``is_output_name``
 the same test as ``is_output`` where the code has them), and its CPU is measured (``time.process_time``) from the scan's start until the tracker has
 taken every candidate it was offered (``StabilityTracker._admit``: stat + "known?" per file) --
 which is what the daemon spends on every ``daemon.rescan_interval`` with nothing new.
@@ -57,7 +57,7 @@ from daemon.intake.stability import StabilityTracker
 from daemon.intake.watch import InboxWatcher
 from daemon.journal.store import Journal, RebuiltDoc
 from daemon.models import DocState
-from daemon.service.service import Service
+from daemon.service.intake import Intake
 
 
 def build(root: Path, n: int) -> tuple[Path, Journal, float]:
@@ -85,7 +85,7 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
     """CPU and wall seconds of one rescan, files offered to the tracker, files it kept tracking."""
     svc = types.SimpleNamespace(journal=j)
     tracker = StabilityTracker(lambda c, r: None, lambda p, i: None, lambda i: 2.0,
-                               skip=lambda p, st: Service._skip_known(svc, p, st))  # type: ignore[arg-type]
+                               skip=lambda p, st: Intake._skip_known(svc, p, st))  # type: ignore[arg-type]
     offered = [0]
 
     def sink(c: object) -> None:

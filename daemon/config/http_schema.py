@@ -46,7 +46,7 @@ class HttpCfg(Strict):
     """The HTTP endpoint: health checks, Prometheus metrics, the status JSON and page, uploads
     (the API, access control and remote access: docs/http.md)."""
 
-    # daemon/service/http.py, statuspage.py
+    # daemon/http/ (endpoint.py, statuspage.py)
     listen: str = Field(
         "127.0.0.1:9750", examples=["[::1]:9750", "/var/lib/ocr-daemon/http.sock"],
         description="`host:port` (`[::1]:9750`; port 0 = any free port) or a Unix socket path (contains a `/`); "

@@ -329,7 +329,7 @@ def _annotate(text: str, notes: dict[str, str]) -> str:
 
 def in_force(cfg: Config) -> dict[str, str]:
     """What the automatic settings come to on this machine (``config show``): the engine ``auto``
-    picks, and the counts that 0 means (the service's own rules: ``Service.worker_count``,
+    picks, and the counts that 0 means (the service's own rules: ``Workers.count``,
     ``Pipeline``'s render workers, the Tesseract engine's threads). Builds the engine object
     (cheap) but starts nothing."""
     import os

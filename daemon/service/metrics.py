@@ -326,7 +326,7 @@ def live_progress(svc: Any) -> list[DocProgress]:
     tracked = METRICS.progress()
     # the journal's page records count pages an interrupted attempt finished too (resume)
     recorded = {p.doc_id: p for p in svc.journal.progress()}
-    busy = svc.busy_documents()
+    busy = svc.workers.busy_documents()
     out = []
     for doc_id, since in sorted(busy.items(), key=lambda kv: kv[1]):
         p = tracked.get(doc_id)
@@ -372,7 +372,7 @@ def ready_problems(svc: Any) -> list[str]:
         problems.append("stopping: draining in-flight documents, taking no new files")
     elif svc.pipeline is None:
         problems.append("starting: journal recovery and engine start not finished")
-    elif svc.watcher is None or not svc.scheduler.running:
+    elif svc.intake.watcher is None or not svc.scheduler.running:
         problems.append("starting: inboxes not watched yet")
     if svc.pipeline is not None and not svc.engine.healthy():
         problems.append(f"the {svc.engine.name} engine is not usable now (restarting)")
@@ -442,9 +442,9 @@ class ServiceCollector(Collector):
                                 "on_done hook deliveries of done documents not made yet (status: hooks)", value=pending)
         yield GaugeMetricFamily("ocr_daemon_queue_depth", "Documents queued and waiting for a worker", value=counts.get("queued", 0))
         yield GaugeMetricFamily("ocr_daemon_settling_files", "Files seen in an inbox, waiting to be unchanged long enough",
-                                value=svc.tracker.pending())
+                                value=svc.intake.tracker.pending())
         yield GaugeMetricFamily("ocr_daemon_documents_in_progress", "Documents being processed now",
-                                value=len(svc.busy_documents()))
+                                value=len(svc.workers.busy_documents()))
         yield GaugeMetricFamily("ocr_daemon_ready", "1 when /healthz/ready answers 200", value=0 if ready_problems(svc) else 1)
         yield GaugeMetricFamily("ocr_daemon_engine_up", "1 while the OCR engine is started and usable",
                                 value=1 if svc.pipeline is not None and svc.engine.healthy() else 0)

@@ -14,9 +14,7 @@ Contract:
   are between "render started" and "text back" at a time, so memory stays bounded.
 - Repeating a document after a crash is safe: output names are recorded in the journal before
   any is written and reused on the repeat; an archive move is recorded before it is made.
-- ``is_output`` / ``outputs_among`` (the watcher's "did the daemon write this?") ask the journal
-  (index searches; issue 34: nothing loaded per document at start); a journal that cannot answer
-  makes them say "output" (not taken now, asked again at the next scan).
+- ``claims`` (``claims.OutputClaims``) answers the watcher's "did the daemon write this?".
 - Page-level resume: each page is committed to the journal as its text comes back
   (``Journal.record_page``, unless ``daemon.page_records`` is off); a repeat renders and reads
   only the pages not recorded, and the outputs are the same as an uninterrupted run's (the
@@ -25,7 +23,11 @@ Contract:
   ``on_progress`` callback (``ocr-daemon once``'s bar) after each page.
 - The source file's checks and moves (keep/archive/delete, failed folder) are ``sources.Sources``;
   the render/recognise scheduling is ``recognize.Recognizer``; classifying, routing and rendering
-  the outputs' bytes is ``outputs.prepare_outputs``; the sidecar is ``sidecar.Sidecar``.
+  the outputs' bytes is ``outputs.prepare_outputs``; the sidecar is ``sidecar.Sidecar``; the
+  ends other than done (superseded, failed, waiting, retried) are ``endings.Endings``; the phase
+  times (the sidecar's and the journal's ``timings``) are ``timings.Timings``.
+- ``_finish`` is a recipe of named steps: prepare (classify, route, render the outputs' bytes),
+  the pages' findings, the raw copy, write and move the source, hooks, the journal's "done".
 - Stages (``daemon.stages``): only the essential ones (open, render, recognise, write) can fail a
   document. Optional stages that failed are recorded on their pages or the document
   (``degraded``), logged with document and page, counted in ``/metrics``, and the document is
@@ -38,7 +40,7 @@ Contract:
   are written and before the document is recorded done/duplicate; the daemon's dispatcher
   (``daemon.service.hooks``) makes them. A hook never fails the document.
 - Retries are bounded and visible: every error but a bad input (``InputError``: failed at once)
-  and a full/read-only destination (``NoSpaceError``: waits uncounted, ``_wait_for_space``)
+  and a full/read-only destination (``NoSpaceError``: waits uncounted, ``Endings.wait_for_space``)
   counts one strike; the document is retried with exponential backoff until
   ``daemon.max_attempts`` strikes, or failed at once when an error about the document itself (on
   the same page, or the same bug) comes back twice in a row: that is not transient. While it waits, ``status``, ``/status``
@@ -51,25 +53,22 @@ import concurrent.futures as cf
 import logging
 import os
 import pickle
-import re
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
 from daemon.config import Config
 from daemon.config.options import render_options as config_render_options
 from daemon.engines.base import Engine
-from daemon.errors import InputError, NoSpaceError, OcrDaemonError, TransientError, WorkerCrash
+from daemon.errors import InputError, NoSpaceError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
 from daemon.intake.batch import part_info
 from daemon.journal.pgsql import LeaseLost
-from daemon.journal.rows import WAITING_FOR_SPACE
 from daemon.journal.schema import write_problem
 from daemon.journal.store import Journal
 from daemon.models import Classification, Document, Progress, RenderOptions, RouteDecision
@@ -79,11 +78,14 @@ from daemon.pages import probe
 from daemon.pages.renderpool import OPEN_PRIORITY, RenderPool, RenderTask
 from daemon.quality.run import LOW_CONFIDENCE, with_quality
 from daemon.service import hooks, metrics
+from daemon.service.claims import OutputClaims
+from daemon.service.endings import Endings, Outcome
 from daemon.service.outputs import Prepared, prepare_outputs, warm_worker
 from daemon.service.recognize import Recognizer
 from daemon.service.sidecar import DuplicateOf, Sidecar
 from daemon.service.sources import Sources, changed
-from daemon.stages import Degraded, describe
+from daemon.service.timings import Timings
+from daemon.stages import Degraded
 from daemon.understand.route import choose_route
 from daemon.writers import render_outputs
 from daemon.writers.convert import join_raw_pages
@@ -92,23 +94,9 @@ from daemon.writers.pdf import PdfReport
 log = logging.getLogger(__name__)
 
 RAW_DIR = "raw"
-#: Archive paths claimed by documents in flight that ``is_output`` remembers (the journal has the rest).
-CLAIMED_MAX = 4096
 
 #: Seconds between two progress log lines of one document.
 PROGRESS_LOG_EVERY = 10.0
-
-OutcomeState = Literal["done", "duplicate", "superseded", "failed", "retry"]
-
-
-@dataclass
-class Outcome:
-    state: OutcomeState
-    retry_in: float = 0.0
-    outputs: list[Path] | None = None
-    final_path: Path | None = None
-    reason: str = ""
-    pages: int = 0
 
 
 def render_options(cfg: Config, engine_name: str = "", math_to_engine: bool = False) -> RenderOptions:
@@ -122,7 +110,9 @@ class Pipeline:
         self, cfg: Config, journal: Journal, engine: Engine, *, render_workers: int | None = None,
         on_progress: Callable[[Progress], None] | None = None, sources_in_place: Collection[Path] = (),
     ) -> None:
-        self.sources = Sources(cfg, journal, claim=self._claim_output, in_place=sources_in_place)
+        self.claims = OutputClaims(journal)  # the watcher's "did the daemon write this?"
+        self.sources = Sources(cfg, journal, claim=self.claims.claim, in_place=sources_in_place)
+        self.endings = Endings(cfg, journal, self.sources)  # superseded, failed, waiting, retried
         self.cfg = cfg
         self.journal = journal
         self.engine = engine
@@ -131,11 +121,6 @@ class Pipeline:
         self.pool = RenderPool(
             n or max(1, (os.cpu_count() or 2) // 2), cfg.engine.render_memory_mb, nice=cfg.daemon.render_nice
         )
-        # Paths claimed (an archive move about to be made) before the journal has them as a done
-        # document's final path: the newest CLAIMED_MAX only -- the journal answers for the rest
-        # (issue 34: every output path was loaded here at start, +26 MB per 100k documents).
-        self._claimed: OrderedDict[str, None] = OrderedDict()
-        self._outputs_lock = threading.Lock()
         self._plan_lock = threading.Lock()
 
     # -- public -------------------------------------------------------------------------------
@@ -145,35 +130,10 @@ class Pipeline:
         return self._cfg
 
     @cfg.setter
-    def cfg(self, cfg: Config) -> None:  # a reload replaces it: the source checks follow
+    def cfg(self, cfg: Config) -> None:  # a reload replaces it: the source checks and retries follow
         self._cfg = cfg
         self.sources.cfg = cfg
-
-    def _claim_output(self, path: Path) -> None:
-        with self._outputs_lock:  # an archive folder inside a watched inbox must not feed it again
-            self._claimed[str(path)] = None
-            while len(self._claimed) > CLAIMED_MAX:
-                self._claimed.popitem(last=False)
-
-    def is_output(self, path: Path | str) -> bool:
-        """Whether the daemon wrote, planned or archived to ``path`` (``Journal.is_output``: index
-        searches, nothing held in memory but the claims of documents in flight)."""
-        with self._outputs_lock:
-            if str(path) in self._claimed:
-                return True
-        try:
-            return self.journal.is_output(path)
-        except sqlite3.Error:  # the journal cannot answer now: not taken now, the next scan asks again
-            return True
-
-    def outputs_among(self, paths: list[str]) -> set[str]:
-        """``is_output`` for a rescan's batch of paths (``Journal.outputs_among``: one query per 512)."""
-        with self._outputs_lock:
-            claimed = {p for p in paths if p in self._claimed}
-        try:
-            return claimed | self.journal.outputs_among(paths)
-        except sqlite3.Error:
-            return set(paths)
+        self.endings.cfg = cfg
 
     def warm(self) -> None:
         """Start the render workers and load in each what pages and finishing need."""
@@ -191,101 +151,102 @@ class Pipeline:
                 return self._duplicate(doc, src, row.duplicate_of)
             return self._process(doc, src)
         except _Replaced:
-            return self._superseded(doc)
+            return self.endings.superseded(doc)
         except InputError as e:
             if changed(doc, src):  # the error was about content that is no longer there
-                return self._superseded(doc)
-            return self._fail(doc, src, e.reason)
+                return self.endings.superseded(doc)
+            return self.endings.fail(doc, src, e.reason)
         except LeaseLost:
             raise  # another daemon holds it now (a shared journal): nothing more is written for it
         except sqlite3.Error as e:
             if write_problem(e):  # the journal cannot be written: not this document's fault, and
                 raise  # no strike could be recorded; the service waits for the journal (service.py)
-            return self._unexpected(doc, src, e)
+            return self.endings.unexpected(doc, src, e)
         except NoSpaceError as e:  # a full or read-only destination: waits, never counted
-            return self._wait_for_space(doc, str(e))
-        except Exception as e:  # transient, a crash, a bug: bounded retries (``_retry``)
-            return self._unexpected(doc, src, e)
-
-    def _unexpected(self, doc: Document, src: Path, e: Exception) -> Outcome:
-        if changed(doc, src):  # e.g. a page index past the end of a shorter new version
-            return self._superseded(doc)
-        if isinstance(e, OcrDaemonError):
-            return self._retry(doc, src, str(e))
-        log.exception("%s: unexpected error", doc.tag)
-        return self._retry(doc, src, f"internal error: {describe(e)}")
+            return self.endings.wait_for_space(doc, str(e))
+        except Exception as e:  # transient, a crash, a bug: bounded retries (``Endings.retry``)
+            return self.endings.unexpected(doc, src, e)
 
     # -- stages -------------------------------------------------------------------------------
 
     def _process(self, doc: Document, src: Path) -> Outcome:
         """The recipe: open -> render and recognise every page -> finish."""
-        timings: dict[str, float] = {}
         t0 = time.monotonic()
         # math_to_engine: a VLM writes math as LaTeX (textlayer)
         opts = render_options(self.cfg, self.engine.name, self.engine.output_is_markdown)
         n = self._page_count(src, opts)
-        timings["count"] = time.monotonic() - t0
+        timings = Timings(count=time.monotonic() - t0)
         self.journal.set_total_pages(doc.id, n)
         log.info("%s processing %s (%d pages, attempt %d)", doc.tag, for_log(src.name), n, doc.attempts)
         metrics.document_started(doc.id, display(src.name), doc.inbox, n)
         t1 = time.monotonic()
         recognizer = Recognizer(self.cfg, self.journal, self.engine, self.pool, want_pdf=self._pdf_wanted())
         pages = recognizer.pages(doc, src, n, opts, _Meter(doc, n, self.on_progress))
-        timings["ocr"] = time.monotonic() - t1
+        timings = replace(timings, ocr=time.monotonic() - t1)
         if changed(doc, src):
             raise _Replaced  # pages may mix two versions: write nothing for this one
         return self._finish(doc, src, pages, timings, t0)
 
-    def _finish(
-        self, doc: Document, src: Path, pages: list[PageResult], timings: dict[str, float], t0: float,
-    ) -> Outcome:
-        """After OCR: classify, route, write the outputs, act on the source, record it done.
+    def _finish(self, doc: Document, src: Path, pages: list[PageResult], timings: Timings, t0: float) -> Outcome:
+        """After OCR: classify and route, the pages' findings, the raw copy, the outputs and the
+        source's move, then hooks and the journal's "done".
 
         Runs on the document's worker thread; the CPU-heavy part (``prepare_outputs``) runs in a
         render worker, because this process's GIL is shared with every other document worker and
         with vLLM's front-end, and documents decoded together finish together
         (bench/bench_finish.py times a burst of them).
         """
-        tag = doc.tag
-        n = len(pages)
         prep = self._prepare(doc, src, pages)
-        cls, decision = prep.cls, prep.decision
-        timings["classify"] = prep.seconds["classify"]
-        timings["checks"] = prep.seconds.get("checks", 0.0)  # the quality check's share of classify and write
-        pages = with_quality(_with_pdf_degradations(pages, prep.pdf_report), prep.quality)
-        for d in prep.degraded:
-            log.warning("%s: %s stage degraded: %s", tag, d.stage, d.error)
-            metrics.stage_degraded(d.stage)
+        # the quality check's own seconds are its share of classify and write
+        timings = replace(timings, classify=prep.seconds["classify"], checks=prep.seconds.get("checks", 0.0))
+        pages = _with_findings(doc, pages, prep)
         self._save_raw(doc, prep.texts)
+        outputs, final, timings = self._write_and_move(doc, src, pages, prep, timings)
+        self._cleanup_temp(doc)
+        timings = replace(timings, total=time.monotonic() - t0)
+        metrics.observe_stage("finish", timings.finish)
+        hooks.record(self.journal, self.cfg, doc.id, prep.decision.name, outputs)  # journaled before "done"
+        self._record_done(doc, pages, prep, outputs, final, timings)
+        return Outcome("done", outputs=outputs, final_path=final, pages=len(pages))
+
+    def _write_and_move(
+        self, doc: Document, src: Path, pages: list[PageResult], prep: Prepared, timings: Timings,
+    ) -> tuple[list[Path], Path | None, Timings]:
+        """The sidecar and the outputs written, then the source kept, archived or deleted: the
+        outputs, where the source is now, and the timings with ``write``."""
         t3 = time.monotonic()
+        decision = prep.decision
         # Where the source will go is decided (and journaled) before the outputs are written, so
         # the sidecar can say it (``archived_to``); it moves once the outputs are on disk.
         target = self.sources.plan(doc, src, decision.source_action, decision.archive_dir, self.journal.get(doc.id))
         try:
             sidecar = Sidecar.of_document(
-                doc, cls, decision.name, self.engine.name, pages, target, prep.pdf_report, prep.degraded,
+                doc, prep.cls, decision.name, self.engine.name, pages, target, prep.pdf_report, prep.degraded,
                 part_info(src),  # a part of a split scanner batch: where its pages came from
                 review=prep.review, classification=decision.classification,
             )
             outputs = self._write(doc, src, decision, sidecar, timings, prep)
-            timings["write"] = prep.seconds["render"] + time.monotonic() - t3
+            timings = replace(timings, write=prep.seconds["render"] + time.monotonic() - t3)
             final = self.sources.act(doc, src, decision.source_action, target)
         finally:
             self.sources.release(target)
-        self._cleanup_temp(doc)
-        timings["total"] = time.monotonic() - t0
-        metrics.observe_stage("finish", timings["total"] - timings.get("count", 0.0) - timings.get("ocr", 0.0))
-        hooks.record(self.journal, self.cfg, doc.id, decision.name, outputs)  # journaled before "done"
+        return outputs, final, timings
+
+    def _record_done(
+        self, doc: Document, pages: list[PageResult], prep: Prepared, outputs: list[Path], final: Path | None,
+        timings: Timings,
+    ) -> None:
+        """The journal's "done", then the quality findings counted and the document's log line."""
+        cls, decision, n = prep.cls, prep.decision, len(pages)
         self.journal.finish(
             doc.id, language=cls.language, doctype=cls.doctype, route=decision.name, pages=n, outputs=outputs,
-            final_path=final, timings=timings,
+            final_path=final, timings=timings.as_dict(),
         )
         _count_review(doc, pages, prep)  # once the document is done (a retried write is not counted twice)
         log.info(
             "%s done: %s/%s via route %r, %d pages in %.1fs -> %s",
-            tag, cls.language, cls.doctype, decision.name, n, timings["total"], decision.destination,
+            doc.tag, cls.language, cls.doctype, decision.name, n, timings.total, decision.destination,
         )
-        return Outcome("done", outputs=outputs, final_path=final, pages=n)
 
     def _prepare(self, doc: Document, src: Path, pages: list[PageResult]) -> Prepared:
         """``prepare_outputs`` in a render worker, off this process's GIL (which vLLM's front-end
@@ -332,7 +293,7 @@ class Pipeline:
             task.cancel()  # still waiting for a worker (the clock loop above was interrupted)
 
     def _write(
-        self, doc: Document, src: Path, decision: RouteDecision, sidecar: Sidecar, timings: dict[str, float],
+        self, doc: Document, src: Path, decision: RouteDecision, sidecar: Sidecar, timings: Timings,
         prep: Prepared | None,
     ) -> list[Path]:
         """Name, then write atomically, the output set: ``prep``'s files (None: the sidecar
@@ -341,14 +302,7 @@ class Pipeline:
         body = dict(prep.body) if prep is not None else {src.stem + ".json": b""}
         json_wanted = src.stem + ".json" in body
         suffixes = [name[len(src.stem):] for name in body]  # names are stem + a stem-free suffix
-        owned = set(self.journal.planned(doc.id))
-        # Names planned by unfinished documents (in flight on another worker, or cut off by a
-        # crash and re-queued) are taken too: two documents with one stem ("scan.pdf" and
-        # "scan.jpg") must never plan the same names and then overwrite each other's outputs.
-        with self._plan_lock:
-            taken = self.journal.planned_by_unfinished(doc.id) - owned
-            stem, paths = plan_output_set(dest, src.stem, lambda s: [s + suf for suf in suffixes], owned, taken)
-            self.journal.set_planned(doc.id, paths)
+        stem, paths = self._plan_names(doc, dest, src.stem, suffixes)
         files = {stem + suf: data for suf, data in zip(suffixes, body.values(), strict=True)}
         if json_wanted:  # the one file that names the outputs: rendered again, now they are known
             side = sidecar.named(paths, timings).to_json()
@@ -359,6 +313,19 @@ class Pipeline:
             ))
         atomic_write_all({dest / name: data for name, data in files.items()})  # the whole set or nothing
         return [dest / name for name in files]
+
+    def _plan_names(self, doc: Document, dest: Path, stem: str, suffixes: list[str]) -> tuple[str, list[Path]]:
+        """The output set's stem and paths in ``dest``, recorded in the journal before any is written
+        (this document's names from an earlier try are reused)."""
+        owned = set(self.journal.planned(doc.id))
+        # Names planned by unfinished documents (in flight on another worker, or cut off by a
+        # crash and re-queued) are taken too: two documents with one stem ("scan.pdf" and
+        # "scan.jpg") must never plan the same names and then overwrite each other's outputs.
+        with self._plan_lock:
+            taken = self.journal.planned_by_unfinished(doc.id) - owned
+            stem, paths = plan_output_set(dest, stem, lambda s: [s + suf for suf in suffixes], owned, taken)
+            self.journal.set_planned(doc.id, paths)
+        return stem, paths
 
     def _cleanup_temp(self, doc: Document) -> None:
         """Remove temp files a crash left behind for this document's outputs."""
@@ -374,7 +341,7 @@ class Pipeline:
         except TransientError as e:  # the raw copy is a convenience: never fail a document on it
             log.warning("%s: raw output not saved: %s", doc.tag, e)
 
-    # -- duplicates, failures, retries ---------------------------------------------------------
+    # -- duplicates (failures and retries: ``endings``) ---------------------------------------------------------
 
     def _duplicate(self, doc: Document, src: Path, earlier_id: int) -> Outcome:
         earlier = self.journal.get(earlier_id)
@@ -392,7 +359,7 @@ class Pipeline:
         target = self.sources.plan(doc, src, decision.source_action, decision.archive_dir, self.journal.get(doc.id))
         try:
             sidecar = Sidecar.of_duplicate(doc, cls, decision.name, linked, target)
-            outputs = self._write(doc, src, decision, sidecar, {}, None)
+            outputs = self._write(doc, src, decision, sidecar, Timings(), None)  # a duplicate: no timings
             final = self.sources.act(doc, src, decision.source_action, target)
         finally:
             self.sources.release(target)
@@ -400,63 +367,6 @@ class Pipeline:
         self.journal.finish_duplicate(doc.id, outputs=outputs, final_path=final)
         log.info("%s duplicate of doc-%d: linked, no OCR (%s)", doc.tag, earlier_id, for_log(src.name))
         return Outcome("duplicate", outputs=outputs, final_path=final)
-
-    def _superseded(self, doc: Document) -> Outcome:
-        """The file was replaced (or rewritten) while this version was processed. Nothing is
-        written or moved for it; the new version is admitted and processed as its own document."""
-        reason = "replaced by a newer version while being processed; the new version is processed on its own"
-        self.journal.supersede(doc.id, reason)
-        log.info("%s superseded: %s", doc.tag, reason)
-        return Outcome("superseded", reason=reason)
-
-    def _fail(self, doc: Document, src: Path, reason: str) -> Outcome:
-        final = self.sources.fail(doc, src, reason)
-        self.journal.fail(doc.id, reason, final)
-        # WARNING with the file's name and where it went: "where did my file go?" from the log alone
-        log.warning("%s failed: %s: %s; now at %s", doc.tag, for_log(doc.path), for_log(reason),
-                    for_log(str(final)) if final is not None else "(gone)")
-        return Outcome("failed", final_path=final, reason=reason)
-
-    def _wait_for_space(self, doc: Document, reason: str) -> Outcome:
-        """The destination is full, over quota or read-only: back to the queue with backoff and
-        no strike -- the document is fine and the problem passes when space returns (issue 33:
-        6 of 6 documents had gone to failed/ after 3 tries). Shown as waiting in ``status``,
-        ``/status``, the status page and ``/metrics`` (``ocr_daemon_documents_waiting_for_space``)."""
-        d = self.cfg.daemon
-        delay = min(d.retry_backoff * (2 ** max(0, doc.attempts - 1)), d.retry_backoff_max)
-        self.journal.retry_later(doc.id, WAITING_FOR_SPACE + reason, delay)
-        log.warning("%s waiting for the destination, next try in %.0fs (not counted as a try): %s", doc.tag, delay,
-                    for_log(reason))
-        return Outcome("retry", retry_in=delay, reason=reason)
-
-    def _retry(self, doc: Document, src: Path, reason: str) -> Outcome:
-        """Back to the queue after a backoff, bounded: every try counts (a disk that stays full,
-        an engine that keeps dying on this file, a bug), and after ``max_attempts`` tries the
-        document is failed with its reason -- at once when an error about the document itself (on
-        one of its pages, or a bug) comes back the same twice in a row. Errors around it (a full
-        disk, a read-only destination, an engine restarting) get every try: they can pass."""
-        d = self.cfg.daemon
-        row = self.journal.get(doc.id)
-        previous = row.error if row is not None and row.strikes > 0 else None
-        strikes = self.journal.strike(doc.id)
-        metrics.document_retried()
-        if previous == reason and _about_the_document(reason):
-            return self._fail(doc, src, f"{reason} (the same error twice in a row: not a passing problem)")
-        if strikes >= d.max_attempts:
-            return self._fail(doc, src, f"{reason} (gave up after {strikes} tries)")
-        delay = min(d.retry_backoff * (2 ** max(0, strikes - 1)), d.retry_backoff_max)
-        self.journal.retry_later(doc.id, reason, delay)
-        log.warning("%s %s: attempt %d of %d failed, retry in %.0fs: %s", doc.tag, for_log(doc.path), strikes,
-                    d.max_attempts, delay, for_log(reason))
-        return Outcome("retry", retry_in=delay, reason=reason)
-
-
-#: An error about the document itself: on one of its pages, or a bug (not the disk, destination or engine).
-_DOCUMENT_ERROR = re.compile(r"\bpages? \d+|^internal error")
-
-
-def _about_the_document(reason: str) -> bool:
-    return bool(_DOCUMENT_ERROR.search(reason))
 
 
 class _Meter:
@@ -504,6 +414,16 @@ def _count_review(doc: Document, pages: list[PageResult], prep: Prepared) -> Non
     if prep.review:
         metrics.document_review()
         log.warning("%s needs review: %s", doc.tag, "; ".join(str(r) for r in prep.review.reasons))
+
+
+def _with_findings(doc: Document, pages: list[PageResult], prep: Prepared) -> list[PageResult]:
+    """The pages with the PDF writer's failures and the quality check's findings on them; the
+    document's degraded optional stages logged and counted."""
+    pages = with_quality(_with_pdf_degradations(pages, prep.pdf_report), prep.quality)
+    for d in prep.degraded:
+        log.warning("%s: %s stage degraded: %s", doc.tag, d.stage, d.error)
+        metrics.stage_degraded(d.stage)
+    return pages
 
 
 def _with_pdf_degradations(pages: list[PageResult], report: PdfReport | None) -> list[PageResult]:

@@ -25,6 +25,7 @@ from daemon.models import Classification, Document
 from daemon.names import display
 from daemon.pagerecord import PageResult
 from daemon.quality.review import Review
+from daemon.service.timings import Timings
 from daemon.stages import Degraded
 from daemon.writers.pdf import PdfReport
 
@@ -61,7 +62,7 @@ class Sidecar:
     degraded: tuple[Degraded, ...] = ()
     duplicate_of: DuplicateOf | None = None
     outputs: tuple[str, ...] | None = None
-    timings: Mapping[str, float] | None = None
+    timings: Timings | None = None
     batch: Mapping[str, Any] | None = None  # a part of a split batch: its /OcrDaemonBatch record
     review: Review | None = None  # why the document needs review (daemon.quality); None: a duplicate
     # How sure the doctype is (``daemon.understand.route.confidence``).
@@ -95,11 +96,9 @@ class Sidecar:
             route=route, engine=None, document_id=doc.id, archived_to=_archived(doc, archived_to), duplicate_of=earlier,
         )
 
-    def named(self, outputs: Sequence[Path], timings: Mapping[str, float]) -> Sidecar:
+    def named(self, outputs: Sequence[Path], timings: Timings) -> Sidecar:
         """With the output names and the timings, known once the outputs are planned."""
-        return replace(
-            self, outputs=tuple(display(p) for p in outputs), timings={k: round(v, 3) for k, v in timings.items()}
-        )
+        return replace(self, outputs=tuple(display(p) for p in outputs), timings=timings)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source, "inbox": self.inbox, "sha256": self.sha256}
@@ -132,7 +131,7 @@ class Sidecar:
         if self.outputs is not None:
             out["outputs"] = list(self.outputs)
         if self.timings is not None:
-            out["timings"] = dict(self.timings)
+            out["timings"] = self.timings.sidecar()  # rounded to milliseconds
         return out
 
 

@@ -1,9 +1,9 @@
-"""The daemon's work queue in memory: the next document ids for the workers (split from service.py).
+"""The daemon's work queue in memory: the next document ids for the workers.
 
 Contract: ids ordered by not-before time, then id; thread-safe; ``put`` of an id already in it
 does nothing; ``get`` blocks until an id's time has come (None once ``close``d); ``due()`` counts
 the ids whose time has come. It holds a window of the journal's queue, never the whole backlog
-(``Service.queue_window``, issue 34).
+(``Workers.queue_window``, issue 34).
 """
 
 from __future__ import annotations

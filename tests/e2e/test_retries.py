@@ -1,4 +1,4 @@
-"""Every retry is bounded and visible (daemon/service/pipeline.py ``_retry``).
+"""Every retry is bounded and visible (daemon/service/endings.py ``Endings.retry``).
 
 A document whose outputs cannot be written (its route's destination is a file, not a folder:
 the same error on every try, an error around the document rather than about it) is shown as
@@ -89,7 +89,7 @@ def test_max_attempts_bounds_changing_errors(tmp_path: Path) -> None:
         for k in range(3):
             doc = journal.claim(adm.document.id)
             assert doc is not None
-            out = pipe._retry(doc, src, f"engine went away ({k})")
+            out = pipe.endings.retry(doc, src, f"engine went away ({k})")
             delays.append(out.retry_in)
         assert delays[:2] == [10.0, 20.0]
         assert out.state == "failed" and "gave up after 3 tries" in out.reason

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from daemon.config import HttpCfg
+from daemon.http import endpoint as H
+from daemon.http import server as httpserver
 from daemon.journal.store import Journal
-from daemon.service import http as H
-from daemon.service import httpserver
 
 
 def _get(host: str, port: int, path: str = "/healthz/live", host_header: str | None = None,

@@ -23,6 +23,7 @@ from daemon.models import Document
 from daemon.pagerecord import PageGeometry, PageResult
 from daemon.service.outputs import prepare_outputs
 from daemon.service.pipeline import Pipeline
+from daemon.service.timings import Timings
 
 PAGES = [
     "# Rechnung Nr. 2024-118\n\nSehr geehrte Damen und Herren, wir berechnen Ihnen die folgenden Leistungen "
@@ -73,7 +74,7 @@ def _pages() -> list[PageResult]:
 
 
 def _finish(pipe: Pipeline, doc: Document) -> Any:
-    return pipe._finish(doc, doc.path, _pages(), {"ocr": 1.0}, 0.0)
+    return pipe._finish(doc, doc.path, _pages(), Timings(count=0.5, ocr=1.0), 0.0)
 
 
 def test_worker_prepares_what_the_daemon_process_would(pipe: Pipeline, caplog: pytest.LogCaptureFixture) -> None:
@@ -99,11 +100,13 @@ def test_finish_writes_named_outputs_and_records_done(pipe: Pipeline) -> None:
     side = json.loads((dest / "scan.json").read_text())
     # the JSON is rendered again once names are known: it lists the set it belongs to
     assert [Path(p).name for p in side["outputs"]] == ["scan.txt", "scan.md", "scan.json"]
-    assert {"ocr", "classify"} <= set(side["timings"])  # those known when the JSON is written
+    # those known when the JSON is written, in phase order, rounded to milliseconds
+    assert list(side["timings"]) == ["count", "ocr", "classify", "checks"]
+    assert all(round(v, 3) == v for v in side["timings"].values()) and side["timings"]["ocr"] == 1.0
     assert side["language"] == "de"
     row = pipe.journal.get(first.id)
     assert row is not None and row.state == "done"
-    assert {"ocr", "classify", "write", "total"} <= set(row.timings)
+    assert list(row.timings) == ["count", "ocr", "classify", "checks", "write", "total"]
     # a second source with the same stem gets its own names; the first set is untouched
     second = _claim(pipe, "scan.jpg", b"\xff\xd8 second")
     out2 = _finish(pipe, second)

@@ -18,6 +18,7 @@ from daemon.journal.store import Journal
 from daemon.pagerecord import PageGeometry
 from daemon.service.metrics import METRICS
 from daemon.service.pipeline import Pipeline
+from daemon.service.timings import Timings
 
 GOOD = ("Dear Ms Okafor,\n\nThank you for your letter of 4 March. The repairs to the roof will start on "
         "Monday and should be finished within two weeks.\n\nYours sincerely,\nPeter Lang")
@@ -58,7 +59,7 @@ def _finish(pipe: Pipeline, name: str, texts: list[str]) -> Path:
     assert doc is not None
     geometry = PageGeometry(size=(1176, 1540), source_size=(1176, 1540), script="Latin")
     pages = [ocr_page(i, t, "vllm", markdown=True, geometry=geometry) for i, t in enumerate(texts)]
-    out = pipe._finish(doc, src, pages, {"ocr": 1.0}, 0.0)
+    out = pipe._finish(doc, src, pages, Timings(ocr=1.0), 0.0)
     assert out.state == "done" and out.outputs
     return next(p for p in out.outputs if p.suffix == ".json")
 

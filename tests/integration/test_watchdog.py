@@ -101,7 +101,7 @@ def test_long_document_keeps_pinging_while_pages_complete_and_stops_when_the_eng
         t0 = time.monotonic()
         time.sleep(4 * hang)
         t1 = time.monotonic()
-        assert svc.done_count == 0, "the document finished: the test proves nothing about page progress"
+        assert svc.workers.done_count == 0, "the document finished: the test proves nothing about page progress"
         got = pings.watchdog(t0, t1)
         assert len(got) >= 8, f"only {len(got)} pings in {t1 - t0:.1f} s while pages completed"
         gaps = [b - a for a, b in zip([t0, *got], [*got, t1], strict=True)]

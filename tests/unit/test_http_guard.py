@@ -1,4 +1,4 @@
-"""daemon.service.httpguard's decisions and daemon.http's new config keys, without a server:
+"""daemon.http.guard's decisions and daemon.http's new config keys, without a server:
 Host parsing (malformed values, ports, IPv6 literals), the allow-list (names, ``*.domain``, the
 local-address rule), the bearer/basic token, and the validation of a listen address on the
 network (each missing key named). tests/integration/test_http_server.py sends the same over
@@ -14,7 +14,7 @@ import pytest
 from daemon.config import parse_config_text
 from daemon.config.validate import http_notes, http_problems, read_token
 from daemon.errors import ConfigError
-from daemon.service.httpguard import Guard, parse_host
+from daemon.http.guard import Guard, parse_host
 
 TOKEN = "t0k3n-" + "x" * 40
 

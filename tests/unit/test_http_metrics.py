@@ -11,9 +11,9 @@ import pytest
 
 from daemon.config import DaemonCfg, parse_config_text
 from daemon.errors import ConfigError
-from daemon.service.http import parse_listen
+from daemon.http.endpoint import parse_listen
+from daemon.http.upload import UploadError, UploadSink, UploadTarget
 from daemon.service.metrics import Metrics, reason_class
-from daemon.service.upload import UploadError, UploadSink, UploadTarget
 
 
 def test_default_listens_on_loopback_9750_with_uploads_off() -> None:
@@ -129,7 +129,7 @@ def test_multipart_sink_refusals_leave_nothing(tmp_path: Path, case: str, status
 
 
 def test_upload_page_links_outputs_wraps_and_previews_no_link(tmp_path: Path) -> None:
-    from daemon.service.statuspage import PREVIEW_CHARS, upload_page_html
+    from daemon.http.statuspage import PREVIEW_CHARS, upload_page_html
 
     txt = tmp_path / "letter.txt"
     txt.write_text("Dear Mr Smith, " + "x" * 300 + " <b>" + "y" * (2 * PREVIEW_CHARS), encoding="utf-8")

@@ -52,8 +52,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("writers", ("daemon.writers",)),
     # Above the writers: it checks each output (the searchable PDF) against the words read.
     ("quality", ("daemon.quality",)),
-    ("service", ("daemon.service",)),
+    # The daemon's counters: the workers count into them, the HTTP endpoint reads them.
+    ("metrics", ("daemon.service.metrics",)),
+    # Below the service: the service's lifecycle starts and stops the endpoint; the endpoint reads
+    # the journal and the metrics, never the service's internals.
     ("http", ("daemon.http",)),
+    ("service", ("daemon.service",)),
     ("commands", ("daemon.cli", "daemon.__main__", "daemon.once", "daemon.onceprogress", "daemon.commands")),
 )
 

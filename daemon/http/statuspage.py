@@ -1,5 +1,5 @@
 """The daemon's HTML pages: the status page, the upload form and an upload's page, with the
-pages-per-second SVG chart. Rendered on the server from the dicts ``daemon.service.http`` serves
+pages-per-second SVG chart. Rendered on the server from the dicts ``daemon.http`` serves
 as JSON too; no JavaScript (the pages reload themselves) and no template engine.
 
 Contract:
@@ -11,7 +11,7 @@ Contract:
   not through a symbolic link).
 - Every value from a document, a file name, the config or the journal goes through ``_e``
   (``html.escape`` with quotes): the pages show OCR text and names the daemon does not control.
-- The pages need only ``style-src 'unsafe-inline'`` under the Content-Security-Policy ``http``
+- The pages need only ``style-src 'unsafe-inline'`` under the Content-Security-Policy the endpoint
   sends with them (no script, no external resource; forms post only to ``/upload``).
 """
 
@@ -99,7 +99,7 @@ def _attempts(r: dict[str, Any]) -> str:
 
 
 def page_html(st: dict[str, Any], *, upload: bool) -> str:
-    """The status page of ``HttpEndpoint.status()``; ``upload``: link the upload form."""
+    """The status page of ``ReadRoutes.status()``; ``upload``: link the upload form."""
     live = st["live"]
     ready = ('<span class="ok">ready</span>' if live["ready"]
              else f'<span class="bad">not ready</span> <span class="dim">{_e("; ".join(live["not_ready"]))}</span>')
@@ -254,7 +254,7 @@ def _read_start(path: str) -> str:
 
 
 def upload_page_html(state: dict[str, Any]) -> str:
-    """An upload's page of ``HttpEndpoint.upload_state()``: reloads every 2 s until it is finished."""
+    """An upload's page of ``UploadRoutes.state()``: reloads every 2 s until it is finished."""
     s = state["state"]
     finished = s in ("done", "duplicate", "failed", "superseded")
     lines = [f'<h1>{_e(state["name"])}</h1>', f'<p>inbox <b>{_e(state["inbox"])}</b> · state <b id="state">{_e(s)}</b></p>']

@@ -22,7 +22,7 @@ Contract:
   (uvicorn's keep-alive timer starts only after a response, so a connection that never sends
   would stay forever); keep-alive ``KEEP_ALIVE`` seconds; listen backlog ``BACKLOG``.
 
-Why uvicorn (+ Starlette, in ``http.py``) and not ``http.server``: the stdlib server spends a
+Why uvicorn (+ Starlette, in ``endpoint.py``) and not ``http.server``: the stdlib server spends a
 thread per connection without bound (600 idle connections: "can't start new thread", and
 /healthz/live unanswered for 30 s) with a backlog of 5 (200 concurrent /status: 5 never
 answered). uvicorn's h11 event loop holds thousands of idle connections without a thread each

@@ -110,7 +110,7 @@ class PageResult:
     seconds: float = 0.0
     geometry: PageGeometry | None = None
     layout: PageLayout | None = None  # word boxes (Tesseract) or line boxes (layout analysis)
-    blocks: tuple[Block, ...] | None = None  # text-layer pages: the model blocks, used as they are
+    blocks: tuple[Block, ...] | None = None  # text-layer pages, scanned pages with tables: the model blocks, used as they are
     flags: tuple[str, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
     text_layer: str = ""
@@ -143,7 +143,7 @@ class PageResult:
         return cls(
             index=page.index, text=answer.text, engine=answer.engine, source="ocr",
             markdown=engine_markdown or bool(answer.meta.get("markdown")), seconds=answer.seconds,
-            geometry=geometry, layout=layout, flags=tuple(answer.flags), meta=dict(answer.meta),
+            geometry=geometry, layout=layout, blocks=answer.blocks, flags=tuple(answer.flags), meta=dict(answer.meta),
             text_layer=page.text_layer_note, degraded=(*page.degraded, *answer.degraded),
         )
 

@@ -163,6 +163,9 @@ Block = Heading | Paragraph | ListBlock | Table | MathBlock | Image | CodeBlock 
 class Page:
     number: int  # 1-based
     blocks: list[Block] = field(default_factory=list)
+    # the page's text as the engine gave it (Markdown or plain) and the raw file keeps it: the
+    # JSON output's page texts; not part of the model's JSON form
+    raw: str = field(default="", compare=False, repr=False)
 
 
 @dataclass

@@ -113,6 +113,7 @@ from daemon.engines.tesswords import tidy_text, vertical_share, word_layout
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
 from daemon.pages.orient import tessdata_dir
+from daemon.pages.scantables import ScannedPage
 from daemon.quality.signals import layout_confidences, low_word_share
 from daemon.stages import Degraded, Stage, optional
 
@@ -447,7 +448,7 @@ class TesseractEngine(Engine):
         # a table whose cells lost words stayed page text: the sidecar says so (issue 32)
         degraded.extend(Degraded(Stage.TABLES.value, why) for why in rejected)
         if tables is not None:
-            text = tables
+            text = tables.text
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
@@ -476,6 +477,7 @@ class TesseractEngine(Engine):
             meta["turned"] = turned
         return PageText(
             index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout, degraded=degraded,
+            blocks=tables.blocks if tables is not None else None,
         )
 
     def _plan(
@@ -592,8 +594,8 @@ class TesseractEngine(Engine):
         return (merged, recovered) if recovered else None
 
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
-                rejected: list[str] | None = None) -> str | None:
-        """The page as Markdown with its tables: ruled ones read cell by cell
+                rejected: list[str] | None = None) -> ScannedPage | None:
+        """The page with its tables, as blocks and as Markdown: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
         from daemon.pages.scanrules import light_segments, rule_runs

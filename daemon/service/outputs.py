@@ -69,10 +69,12 @@ class Prepared:
 
 
 def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list[str], bool]:
-    """The page strings of a document and whether they are Markdown. A plain-text engine's
-    document with some Markdown pages (from the text layer, or scanned tables) becomes Markdown
-    as a whole: its plain pages are escaped into the paragraphs ``parse_plain_page`` would make,
-    so the writers see one kind of text."""
+    """The page strings of a document and whether they are Markdown: the raw file's (which
+    ``ocr-daemon convert`` reads back), the JSON's page texts, what classification and the txt
+    check read. A plain-text engine's document with some Markdown pages (from the text layer, or
+    scanned tables) becomes Markdown as a whole: its plain pages are escaped into the paragraphs
+    ``parse_plain_page`` makes, so the raw file holds one kind of text. The document model is
+    not made from these strings (``page_document``)."""
     # NFC: every output (the JSON's page texts too) has "ò", never "o" + U+0300
     if engine_markdown or not any(p.markdown for p in pages):
         return [unicodedata.normalize("NFC", p.text) for p in pages], engine_markdown
@@ -82,19 +84,14 @@ def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list
             for p in pages], True
 
 
-def parse_pages(pages: Sequence[PageResult], texts: list[str], markdown: bool, language: str) -> ParsedDocument:
-    """The document model: text-layer pages from their blocks, the others parsed from ``texts``."""
-    return parse_document(texts, markdown=markdown, language=language, blocks=[p.blocks for p in pages])
-
-
-def render_body(
-    parsed: ParsedDocument, texts: list[str], formats: list[str], stem: str, language: str, markdown: bool,
-    csv_bom: bool,
-) -> dict[str, bytes]:
-    """Every output of ``formats`` rendered from the one parse."""
-    return render_outputs(
-        texts, formats=formats, stem=stem, language=language, sidecar={}, markdown=markdown,
-        options=WriterOptions(csv_bom=csv_bom), parsed=parsed,
+def page_document(pages: Sequence[PageResult], engine_markdown: bool, texts: Sequence[str]) -> ParsedDocument:
+    """The document model of the finished pages: the blocks of text-layer pages and of scanned
+    pages with tables as they are, the engine's Markdown parsed, plain OCR text made paragraphs
+    (not joined into a page of Markdown and parsed back); ``texts`` (``page_texts``) are kept as the
+    pages' raw texts (the JSON's page texts)."""
+    return parse_document(
+        [p.text for p in pages], markdown=[engine_markdown or p.markdown for p in pages],
+        blocks=[p.blocks for p in pages], raw=texts,
     )
 
 
@@ -113,7 +110,7 @@ def prepare_outputs(
     # The document model is parsed first: classification and the document date read its plain
     # text (a line "12. März 2018" is item 12 of a list to Markdown; issue 32). Its language is
     # only a label on the model, set once it is known.
-    parsed = parse_pages(pages, texts, markdown, "unknown")
+    parsed = page_document(pages, engine_markdown, texts)
     cls = optional(
         Stage.CLASSIFY,
         lambda: classify(joined, cfg=cfg, filename=display(src.name), pages=len(pages), markdown=markdown,
@@ -135,7 +132,8 @@ def prepare_outputs(
         review.add(reason)
     t1 = time.monotonic()
     text_formats = [f for f in decision.formats if f != "pdf"]
-    body = render_body(parsed, texts, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
+    body = render_outputs(parsed, formats=text_formats, stem=src.stem, sidecar={},
+                          options=WriterOptions(csv_bom=decision.csv_bom))
     check = cfg.quality.check_outputs
     if check:  # each output against the recognised words, before anything is written
         tq = time.monotonic()

@@ -129,8 +129,11 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.CONFIG)
     pages = split_raw_pages(raw)
     plain = bool(getattr(args, "plain", False)) or src.suffix.lower() == ".txt"
+    # the one parse of the engine's text (Markdown, or plain with --plain)
+    doc = parse_document(pages, markdown=not plain)
     # detect on the words only: HTML table markup would make a Chinese document look English
-    language = args.language or _detect_language(parse_document(pages, markdown=not plain).text())
+    language = args.language or _detect_language(doc.text())
+    doc.language = language
     out_dir: Path = args.out if args.out is not None else src.parent
     stem = getattr(args, "stem", None) or _stem(src)
     if "/" in stem or stem in (".", ".."):
@@ -138,13 +141,9 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.CONFIG)
     options = WriterOptions(csv_bom=bool(getattr(args, "csv_bom", False)))
     sidecar = {"source": str(src), "language": language, "pages": len(pages), "engine": "convert"}
-    names = render_outputs(
-        pages, formats=formats, stem=stem, language=language, sidecar=sidecar, markdown=not plain, options=options
-    )
+    names = render_outputs(doc, formats=formats, stem=stem, sidecar=sidecar, options=options)
     sidecar["outputs"] = sorted(names)
-    files = render_outputs(
-        pages, formats=formats, stem=stem, language=language, sidecar=sidecar, markdown=not plain, options=options
-    )
+    files = render_outputs(doc, formats=formats, stem=stem, sidecar=sidecar, options=options)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -7,10 +7,11 @@ Contract:
   ``low_confidence`` (or one of its signals trips: ``confidence.is_low``) and adds
   ``"page N: low_confidence (conf X)"`` (``"(conf X, dictionary)"`` naming the signals) to ``review``. Runs before
   routing, so ``match.review`` sees it.
-- ``checked_pdf(job, made, pages, review, quality)``: the searchable PDF's text layer checked
+- ``checked_pdf(write, made, pages, review, quality)``: the searchable PDF's text layer checked
   (``checks.check_pdf``); pages that fail are placed again once without their word boxes (their
   text spread over the line boxes, or over the page when there are none:
-  ``daemon.writers.pdflayout``), and the PDF written again when that helps; a page that still
+  ``daemon.writers.pdflayout``), and the PDF written again (``write``: the page records -> the
+  PDF) when that helps; a page that still
   fails gets a ``pdf_text`` degraded stage in the PDF report (the pipeline puts it on the page),
   ``placement: none`` when the page holds no text at all, and a review reason. Every checked
   page's report entry gets ``text_found`` (the share of its words found in order). The check
@@ -24,7 +25,7 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,8 +77,8 @@ def _record(results: Sequence[CheckResult], quality: dict[int, PageQuality], rev
             review.add(r.check, page=r.page + 1, detail=r.detail)
 
 
-def _replaced(p: Any) -> Any:
-    """A ``PdfPage`` to place again: its words dropped (its text spread over its line boxes), or
+def _replaced(p: PageResult) -> PageResult:
+    """A page to place again: its words dropped (its text spread over its line boxes), or
     with no layout at all when it had no words (the text spread over the page)."""
     lay: PageLayout | None = p.layout
     if lay is not None and lay.has_words and lay.lines:
@@ -86,10 +87,11 @@ def _replaced(p: Any) -> Any:
     return dataclasses.replace(p, layout=None)
 
 
-def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review,
+def checked_pdf(write: Callable[[Sequence[PageResult]], Any], made: Any, pages: Sequence[PageResult], review: Review,
                 quality: dict[int, PageQuality]) -> Any:
-    """See the module docstring (``job``: the ``PdfInput``, ``made``: its ``PdfOutput``)."""
-    from daemon.writers.pdf import PdfOutput, write_pdf
+    """See the module docstring (``write``: ``daemon.writers.pdf.write_pdf`` for this document,
+    ``made``: the ``PdfOutput`` it gave for ``pages``)."""
+    from daemon.writers.pdf import PdfOutput
 
     sink: list[Degraded] = []
     unchecked: list[CheckResult] = []
@@ -102,9 +104,9 @@ def checked_pdf(job: Any, made: Any, pages: Sequence[PageResult], review: Review
         return made
     bad = {r.page for r in results if not r.ok}
     if bad:
-        again = dataclasses.replace(job, pages=[_replaced(p) if p.index in bad else p for p in job.pages])
+        again = [_replaced(p) if p.index in bad else p for p in pages]
         try:
-            remade: PdfOutput | None = write_pdf(again)
+            remade: PdfOutput | None = write(again)
         except Exception:  # the first PDF stays; its failed pages are recorded below
             remade = None
         if remade is not None:

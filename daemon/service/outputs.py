@@ -23,6 +23,7 @@ Contract:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import unicodedata
@@ -46,7 +47,7 @@ from daemon.understand.classify import classify
 from daemon.understand.language import warm as language_warm
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
-from daemon.writers.pdf import PdfInput, pdf_pages, pdf_suffix, pdf_title, write_pdf
+from daemon.writers.pdf import pdf_suffix, write_pdf
 
 log = logging.getLogger(__name__)
 
@@ -144,14 +145,12 @@ def prepare_outputs(
     if "pdf" in decision.formats:
         # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
         route = next((r for r in cfg.routes if r.name == decision.name), None)
-        job = PdfInput(
-            src, pdf_pages(pages), engine_markdown, language=cls.language, title=pdf_title(parsed, src),
-            pdfa=bool(route and route.pdfa),
-        )
-        made = optional(Stage.PDF, lambda: write_pdf(job), lambda: None, degraded)
+        write = functools.partial(write_pdf, parsed, source=src, markdown=engine_markdown,
+                                  pdfa=bool(route and route.pdfa))
+        made = optional(Stage.PDF, lambda: write(pages), lambda: None, degraded)
         if made is not None and check:
             first, tq = made, time.monotonic()
-            made = optional(Stage.QUALITY, lambda: checked_pdf(job, first, pages, review, quality), lambda: first,
+            made = optional(Stage.QUALITY, lambda: checked_pdf(write, first, pages, review, quality), lambda: first,
                             degraded)
             checking += time.monotonic() - tq
         if made is not None:

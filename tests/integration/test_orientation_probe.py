@@ -22,6 +22,7 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from daemon.config import EngineCfg
+from daemon.document.model import Document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.models import RenderOptions
@@ -29,7 +30,7 @@ from daemon.pagerecord import PageResult
 from daemon.pages.orient import detect_orientation, probe_turn, tessdata_dir
 from daemon.pages.probe import page_count
 from daemon.pages.textlayer import read_or_render
-from daemon.writers.pdf import PdfInput, pdf_pages, write_pdf
+from daemon.writers.pdf import write_pdf
 
 DA = [
     "Programmet læser en liste over filer fra standardinput og skriver dem til et arkiv på disken. "
@@ -179,7 +180,7 @@ def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
 
 def searchable(src: Path, pages: list[PageResult], tmp: Path) -> Path:
     out = tmp / (src.stem + ".out.pdf")
-    out.write_bytes(write_pdf(PdfInput(src, pdf_pages(pages), markdown=False)).data)
+    out.write_bytes(write_pdf(Document([]), pages, src, markdown=False).data)
     return out
 
 

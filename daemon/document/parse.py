@@ -1,6 +1,6 @@
 """The engine's pages -> :class:`daemon.document.model.Document`.
 
-Contract: ``parse_document(pages, markdown=..., language=..., blocks=..., raw=...)`` makes each
+Contract: ``parse_document(texts, markdown=..., language=..., blocks=..., raw=...)`` makes each
 page's blocks: those given (a PDF page's text layer, a scanned page's tables:
 ``daemon.pagerecord.PageResult.blocks``) as they are; else its text parsed, as engine Markdown
 when the page is Markdown (``markdown``: one flag for every page, or one per page), else as plain
@@ -65,7 +65,7 @@ def _mark_running_heads(pages: list[Page]) -> None:
 
 
 def parse_document(
-    pages: Sequence[str], *, markdown: bool | Sequence[bool] = True, language: str = "unknown",
+    texts: Sequence[str], *, markdown: bool | Sequence[bool] = True, language: str = "unknown",
     blocks: Sequence[Sequence[Block] | None] | None = None, raw: Sequence[str] | None = None,
 ) -> Document:
     """Engine page texts -> :class:`Document`. ``markdown``: the texts are engine Markdown
@@ -73,13 +73,13 @@ def parse_document(
     blocks already built (a PDF page read from its text layer, a scanned page with tables), used
     as they are (copied: marking running heads changes them) instead of parsing that page's
     text; None for pages to parse. ``raw``: the pages' texts as the raw file holds them
-    (``Page.raw``, the JSON's page texts), when they are not ``pages``."""
-    flags = [markdown] * len(pages) if isinstance(markdown, bool) else list(markdown)
+    (``Page.raw``, the JSON's page texts), when they are not ``texts``."""
+    flags = [markdown] * len(texts) if isinstance(markdown, bool) else list(markdown)
     among_markdown = any(flags)  # a plain page of a Markdown document: its paragraphs as those pages'
     known = list(blocks) if blocks is not None else []
-    kept = list(raw) if raw is not None else list(pages)
+    kept = list(raw) if raw is not None else list(texts)
     parsed = []
-    for n, t in enumerate(pages, start=1):
+    for n, t in enumerate(texts, start=1):
         given = known[n - 1] if n - 1 < len(known) else None
         if given is not None:
             page_blocks = copy.deepcopy(list(given))

@@ -43,9 +43,9 @@ RAW_PAGE_MARK = "<!-- page {n} -->"
 _MARK_LINE = re.compile(r"^<!-- page (\d+) -->[ \t]*$", re.M)
 
 
-def join_raw_pages(pages: Sequence[str]) -> str:
+def join_raw_pages(texts: Sequence[str]) -> str:
     """Page texts -> the raw file's text (see the module docstring)."""
-    return "".join(RAW_PAGE_MARK.format(n=n) + "\n" + text + "\n" for n, text in enumerate(pages, start=1))
+    return "".join(RAW_PAGE_MARK.format(n=n) + "\n" + text + "\n" for n, text in enumerate(texts, start=1))
 
 
 def split_raw_pages(text: str) -> list[str]:

@@ -61,8 +61,7 @@ class Prepared:
     parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
     body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
     seconds: dict[str, float]  # "classify" (with routing), "render", "checks" (the quality check's part of both)
-    texts: list[str]  # the page texts the outputs were made from (the raw file, the JSON's pages)
-    markdown: bool  # those texts are Markdown
+    texts: list[str]  # the page texts as the raw file keeps them (``page_texts``; the JSON's too)
     pdf_report: dict[str, Any] | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
     degraded: list[Degraded] = field(default_factory=list)  # document-level optional stages that failed
     review: Review = field(default_factory=Review)  # why the document needs review (daemon.quality)
@@ -143,7 +142,7 @@ def prepare_outputs(
         checking += time.monotonic() - tq
     report = None
     if "pdf" in decision.formats:
-        # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
+        # The searchable PDF: made from the source file, the document and the page records (daemon.writers.pdf).
         route = next((r for r in cfg.routes if r.name == decision.name), None)
         write = functools.partial(write_pdf, parsed, source=src, markdown=engine_markdown,
                                   pdfa=bool(route and route.pdfa))
@@ -164,8 +163,7 @@ def prepare_outputs(
             review.add("quality check failed", detail=d.error[:120])
     return Prepared(
         cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1, "checks": checking}, texts,
-        markdown, report,
-        degraded, review, quality,
+        report, degraded, review, quality,
     )
 
 

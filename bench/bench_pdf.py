@@ -39,6 +39,7 @@ from PIL import Image, ImageFilter  # noqa: E402
 from renderopts import render_opts  # noqa: E402
 
 from daemon.config import EngineCfg  # noqa: E402
+from daemon.document.model import Document  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import TesseractEngine  # noqa: E402
 from daemon.engines.tesswords import word_layout  # noqa: E402
@@ -46,7 +47,7 @@ from daemon.pagerecord import EngineText, ImagePage, PageResult  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402
 from daemon.pages.probe import page_count  # noqa: E402
 from daemon.pages.textlayer import read_or_render  # noqa: E402
-from daemon.writers.pdf import PdfInput, write_pdf  # noqa: E402
+from daemon.writers.pdf import write_pdf  # noqa: E402
 from daemon.writers.pdflayout import _tokens, find_lines, place_text  # noqa: E402
 
 LANGS = ["de", "en", "fr", "sv", "zh", "ja"]
@@ -130,13 +131,13 @@ def main() -> None:
                 imgs.append(pg.image)
             return pages, imgs
 
-        write_pdf(PdfInput(jpgs[0], read(jpgs[0])[0], markdown=False))  # warm imports and fonts
+        write_pdf(Document([]), read(jpgs[0])[0], jpgs[0], markdown=False)  # warm imports and fonts
 
         # --- Tesseract path: the writer, per page, on the scanned PDF
         texts, imgs = read(spdf)
         runs = []
         for _ in range(3):
-            out, secs = cpu(write_pdf, PdfInput(spdf, texts, markdown=False))
+            out, secs = cpu(write_pdf, Document([]), texts, spdf, markdown=False)
             runs.append(secs / len(texts))
         results["tesseract_write_pdf_cpu_s_per_page"] = round(statistics.median(runs), 4)
         results["tesseract_placement"] = sorted({p["placement"] for p in out.report["pages"]})
@@ -167,7 +168,7 @@ def main() -> None:
             vlm_pages.append(PageResult(index=k, engine="vllm", content=EngineText(md, True, geometry, layout)))
         runs = []
         for _ in range(3):
-            out, secs = cpu(write_pdf, PdfInput(spdf, vlm_pages, markdown=True))
+            out, secs = cpu(write_pdf, Document([]), vlm_pages, spdf, markdown=True)
             runs.append(secs / len(vlm_pages))
         # how well the text lands on its own line (known layout: where text_image drew each line)
         shares = {}
@@ -188,11 +189,11 @@ def main() -> None:
             rs = []
             for f in files:
                 t, _ = read(f)
-                rs.append(len(write_pdf(PdfInput(f, t, markdown=False)).data) / f.stat().st_size)
+                rs.append(len(write_pdf(Document([]), t, f, markdown=False).data) / f.stat().st_size)
             ratios[name] = {"min": round(min(rs), 4), "max": round(max(rs), 4), "median": round(statistics.median(rs), 4)}
-        plain = write_pdf(PdfInput(spdf, texts, markdown=False))
+        plain = write_pdf(Document([]), texts, spdf, markdown=False)
         ratios["scanned_pdf"] = round(len(plain.data) / spdf.stat().st_size, 4)
-        pdfa, secs = cpu(write_pdf, PdfInput(spdf, texts, markdown=False, pdfa=True))
+        pdfa, secs = cpu(write_pdf, Document([]), texts, spdf, markdown=False, pdfa=True)
         ratios["scanned_pdf_pdfa"] = round(len(pdfa.data) / spdf.stat().st_size, 4)
         ratios["pdfa_result"] = pdfa.report.get("pdfa") or pdfa.report.get("pdfa_error")
         results["size_ratio"] = ratios

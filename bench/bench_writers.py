@@ -42,12 +42,12 @@ def main() -> None:
         _parse_inline_cached.cache_clear()
         plain_text.cache_clear()
         t = time.perf_counter()
-        out = render_outputs(pages, formats=[fmt], stem="s", language="de", sidecar={}, markdown=True)
+        out = render_outputs(parse_document(pages, markdown=True, language="de"), formats=[fmt], stem="s", sidecar={})
         print(f"{fmt:5s}: {time.perf_counter() - t:.2f} s, {sum(len(v) for v in out.values()) / 1e3:.0f} kB")
     _parse_inline_cached.cache_clear()
     plain_text.cache_clear()
     t = time.perf_counter()
-    render_outputs(pages, formats=text_formats, stem="s", language="de", sidecar={}, markdown=True)
+    render_outputs(parse_document(pages, markdown=True, language="de"), formats=text_formats, stem="s", sidecar={})
     print(f"all six formats in one call: {time.perf_counter() - t:.2f} s")
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from daemon.document.model import Block
 from daemon.stages import Degraded
 
 
@@ -136,6 +137,9 @@ class PageText:
     layout: PageLayout | None = None
     # optional engine-side stages that failed on this page (tables, re-reads: daemon.stages)
     degraded: list[Degraded] = field(default_factory=list)
+    # the page as document-model blocks when the engine built them (Tesseract's scanned tables:
+    # daemon.pages.scantables); ``text`` is then the same page as Markdown
+    blocks: tuple[Block, ...] | None = None
 
 
 @dataclass

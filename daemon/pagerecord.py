@@ -128,6 +128,9 @@ class EngineText:
     markdown: bool
     geometry: PageGeometry
     layout: PageLayout | None = None  # word boxes (Tesseract) or line boxes (layout analysis)
+    # the page as document-model blocks when the engine built them (Tesseract's scanned tables,
+    # daemon.pages.scantables); ``text`` is then the same page as Markdown
+    blocks: tuple[Block, ...] | None = None
 
 
 #: A finished page's text: read by an engine, or the PDF's own text layer.
@@ -177,7 +180,7 @@ class PageResult:
 
     @property
     def blocks(self) -> tuple[Block, ...] | None:
-        return self.content.blocks if isinstance(self.content, LayerBlocks) else None
+        return self.content.blocks
 
     # -- made from the render stage's and the engine's records -------------------------------------
 
@@ -204,7 +207,7 @@ class PageResult:
             meta = _with_markdown_flag(meta)
         return cls(
             index=page.index, engine=answer.engine,
-            content=EngineText(answer.text, engine_markdown or answer.markdown, geometry, layout),
+            content=EngineText(answer.text, engine_markdown or answer.markdown, geometry, layout, answer.blocks),
             seconds=answer.seconds, flags=tuple(answer.flags), meta=meta, text_layer=page.text_layer_note,
             degraded=(*page.degraded, *answer.degraded),
         )
@@ -254,7 +257,7 @@ class PageResult:
             "markdown": c.markdown if isinstance(c, EngineText) else True,
             "geometry": c.geometry.to_json() if isinstance(c, EngineText) else None,
             "layout": _layout_to_json(c.layout) if isinstance(c, EngineText) and c.layout is not None else None,
-            "blocks": [block_to_dict(b) for b in c.blocks] if isinstance(c, LayerBlocks) else None,
+            "blocks": None if c.blocks is None else [block_to_dict(b) for b in c.blocks],
             "text_layer": self.text_layer,
             "degraded": [d.to_json() for d in self.degraded],
         }, ensure_ascii=False)
@@ -274,8 +277,10 @@ class PageResult:
             geo, lay = d.get("geometry"), d.get("layout")
             if geo is None:
                 raise ValueError("OCR page record without geometry")
+            got = d.get("blocks")
             content = EngineText(text, bool(d["markdown"]), PageGeometry.from_json(geo),
-                                 None if lay is None else _layout_from_json(lay))
+                                 None if lay is None else _layout_from_json(lay),
+                                 None if got is None else tuple(block_from_dict(b) for b in got))
         elif source == "text_layer":
             blocks = d.get("blocks")
             if blocks is None:

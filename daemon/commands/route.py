@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from daemon.engines.base import PageRequest
     from daemon.pagerecord import ImagePage, LayerPage, PageResult
     from daemon.pages import probe, textlayer
-    from daemon.service.outputs import page_texts, parse_pages
+    from daemon.service.outputs import page_document, page_texts
     from daemon.service.pipeline import render_options
     from daemon.understand.classify import classify, format_explain
     from daemon.understand.route import choose_route
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     pages, markdown = page_texts(results, engine.output_is_markdown)
     full = "\n\n".join(pages)
     # the document model's plain text, as the daemon classifies (service.outputs.prepare_outputs)
-    plain = parse_pages(results, pages, markdown, "unknown").text()
+    plain = page_document(results, engine.output_is_markdown, pages).text()
     cls = classify(full, cfg=cfg, filename=path.name, pages=n, markdown=markdown, plain=plain)
     from daemon.quality import Review
     from daemon.quality.run import assess_pages

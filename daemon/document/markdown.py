@@ -8,6 +8,12 @@ Contract:
 - ``parse_plain_page(text)``: plain OCR text (Tesseract) -> paragraphs split at blank lines,
   Markdown-significant characters escaped, line breaks kept where the lines are lines (an
   address, a signature block) and wrapped lines joined (``daemon.document.lines.plain_paragraphs``).
+- ``markdown_paragraphs(paragraphs)``: such paragraphs on a page of a document whose other
+  pages are Markdown (a scanned page's text around its tables, ``daemon.pages.scantables``; a
+  plain page beside text-layer pages): each in NFC and normalised as inline Markdown
+  (``normalize_inline``), as the Markdown pages' paragraphs are. The raw file holds such a
+  document as Markdown, and ``ocr-daemon convert`` reads these paragraphs back from it as exactly
+  these blocks.
 
 Never raises on odd input: whatever cannot be understood stays paragraph text.
 """
@@ -15,7 +21,8 @@ Never raises on odd input: whatever cannot be understood stays paragraph text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterable
 
 from daemon.document.inline import find_unescaped, normalize_inline, tag_attrs
 from daemon.document.lines import plain_paragraphs
@@ -331,3 +338,13 @@ def parse_plain_page(text: str) -> list[Block]:
     """One page of plain OCR text -> paragraphs (separated by blank lines; see the module
     docstring for its line breaks)."""
     return [Paragraph(p) for p in plain_paragraphs(text)]
+
+
+def markdown_paragraphs(paragraphs: Iterable[str]) -> list[Block]:
+    """Plain paragraphs on a page of a Markdown document -> blocks (see the module docstring)."""
+    out: list[Block] = []
+    for p in paragraphs:
+        t = normalize_inline(unicodedata.normalize("NFC", p)).strip()
+        if t:
+            out.append(Paragraph(t))
+    return out

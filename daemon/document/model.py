@@ -19,10 +19,14 @@ The parts that build and read it, one module each:
 
 - :mod:`daemon.document.inline`: inline normalisation, and :func:`~daemon.document.inline.parse_inline`
   (normalised inline Markdown -> styled runs for the writers that are not Markdown);
-- :mod:`daemon.document.tables`: HTML tables and pipe tables -> :class:`Table`;
+- :mod:`daemon.document.tables`: HTML tables, pipe tables and scanned grids' OCR cells -> :class:`Table`;
 - :mod:`daemon.document.markdown`: one page of engine Markdown (or plain OCR text) -> blocks;
 - :mod:`daemon.document.parse`: :func:`~daemon.document.parse.parse_document`, the engine's page
-  texts -> :class:`Document` (with running headers and footers marked).
+  texts (and the blocks some pages come with) -> :class:`Document` (with running headers and
+  footers marked); each :class:`Page` keeps its raw text (``raw``: the JSON output's page texts).
+
+Every writer (:mod:`daemon.writers`) takes the :class:`Document`; the searchable PDF also takes
+the page records, whose boxes place its text.
 
 The model round-trips through ``to_dict``/``from_dict`` (the JSON output).
 """
@@ -163,6 +167,9 @@ Block = Heading | Paragraph | ListBlock | Table | MathBlock | Image | CodeBlock 
 class Page:
     number: int  # 1-based
     blocks: list[Block] = field(default_factory=list)
+    # the page's text as the engine gave it (Markdown or plain) and the raw file keeps it: the
+    # JSON output's page texts; not part of the model's JSON form
+    raw: str = field(default="", compare=False, repr=False)
 
 
 @dataclass

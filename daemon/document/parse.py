@@ -1,9 +1,15 @@
-"""The engine's page texts -> :class:`daemon.document.model.Document`.
+"""The engine's pages -> :class:`daemon.document.model.Document`.
 
-Contract: ``parse_document(pages, markdown=..., language=...)`` parses each page (engine Markdown
-when ``markdown``, else plain OCR text; :mod:`daemon.document.markdown`) and then marks running
+Contract: ``parse_document(texts, markdown=..., language=..., blocks=..., raw=...)`` makes each
+page's blocks: those given (a PDF page's text layer, a scanned page's tables:
+``daemon.pagerecord.PageResult.blocks``) as they are; else its text parsed, as engine Markdown
+when the page is Markdown (``markdown``: one flag for every page, or one per page), else as plain
+OCR text (paragraphs; on a page of a document with Markdown pages normalised as those are,
+``markdown_paragraphs``; :mod:`daemon.document.markdown`). This is the one place engine Markdown
+is parsed. Then it marks running
 page headers and footers across pages (the role changes, the text stays where it was). It never
-raises on odd input. Ligatures in the engine's text become letters first
+raises on odd input. Each page keeps its text as given (``Page.raw``; ``raw``: other texts to keep
+instead, the raw file's). Ligatures in the engine's text become letters first
 (``daemon.document.lines.letters``: ``diﬀerences`` -> ``differences``, so that a search finds
 it) and the text is put in Unicode NFC (a letter and a combining accent the engine gave apart
 are one character); blocks a text layer gave are used as they are (``daemon.pages.textlayer``
@@ -20,8 +26,8 @@ import unicodedata
 from collections.abc import Sequence
 
 from daemon.document.inline import plain_text
-from daemon.document.lines import letters
-from daemon.document.markdown import parse_markdown_page, parse_plain_page
+from daemon.document.lines import letters, plain_paragraphs
+from daemon.document.markdown import markdown_paragraphs, parse_markdown_page, parse_plain_page
 from daemon.document.model import Block, Document, Page, Paragraph, Table
 from daemon.document.tables import continued
 
@@ -59,23 +65,33 @@ def _mark_running_heads(pages: list[Page]) -> None:
 
 
 def parse_document(
-    pages: Sequence[str], *, markdown: bool = True, language: str = "unknown",
-    blocks: Sequence[Sequence[Block] | None] | None = None,
+    texts: Sequence[str], *, markdown: bool | Sequence[bool] = True, language: str = "unknown",
+    blocks: Sequence[Sequence[Block] | None] | None = None, raw: Sequence[str] | None = None,
 ) -> Document:
     """Engine page texts -> :class:`Document`. ``markdown``: the texts are engine Markdown
-    (VLM); else plain OCR text (Tesseract). ``blocks``: per page, blocks already built (a PDF
-    page read from its text layer, ``daemon.pagerecord.LayerPage``), used as they are (copied:
-    marking running heads changes them) instead of parsing that page's text; None for pages to
-    parse."""
+    (VLM), for every page or per page; else plain OCR text (Tesseract). ``blocks``: per page,
+    blocks already built (a PDF page read from its text layer, a scanned page with tables), used
+    as they are (copied: marking running heads changes them) instead of parsing that page's
+    text; None for pages to parse. ``raw``: the pages' texts as the raw file holds them
+    (``Page.raw``, the JSON's page texts), when they are not ``texts``."""
+    flags = [markdown] * len(texts) if isinstance(markdown, bool) else list(markdown)
+    among_markdown = any(flags)  # a plain page of a Markdown document: its paragraphs as those pages'
     known = list(blocks) if blocks is not None else []
+    kept = list(raw) if raw is not None else list(texts)
     parsed = []
-    for n, t in enumerate(pages, start=1):
+    for n, t in enumerate(texts, start=1):
         given = known[n - 1] if n - 1 < len(known) else None
         if given is not None:
-            parsed.append(Page(n, copy.deepcopy(list(given))))
+            page_blocks = copy.deepcopy(list(given))
         else:
             t = unicodedata.normalize("NFC", letters(t))  # "o" + U+0300 -> "ò" (see the docstring)
-            parsed.append(Page(n, parse_markdown_page(t) if markdown else parse_plain_page(t)))
+            if flags[n - 1]:
+                page_blocks = parse_markdown_page(t)
+            elif among_markdown:
+                page_blocks = markdown_paragraphs(plain_paragraphs(t))
+            else:
+                page_blocks = parse_plain_page(t)
+        parsed.append(Page(n, page_blocks, raw=kept[n - 1]))
     _mark_running_heads(parsed)
     _join_continued(parsed)
     return Document(parsed, language)

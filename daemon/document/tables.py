@@ -10,6 +10,13 @@ Contract:
 - ``continued(first, second)``: ``first`` with ``second``'s rows under it when ``second`` is its
   continuation (same columns, its first row ``first``'s header again or a body row of it), else
   None; ``daemon.document.parse`` joins a table continued by the next block or the next page.
+- ``ocr_table(rows)``: rows of OCR cell texts ``(text, rowspan, colspan, header)`` (a scanned
+  grid, ``daemon.pages.scantables``) -> a ``Table`` laid out as an HTML table of those cells
+  would be (rows without cells dropped, spans clamped, header rows found the same way), each
+  text read the way an HTML cell's text is: ligatures as letters and NFC
+  (``daemon.document.lines.letters``), whitespace runs one space, ``<`` escaped, normalised
+  inline Markdown (other Markdown marks in OCR text stay marks, as they did when the grid went
+  through HTML). None when there is no cell.
 - ``DELIM_ROW`` matches a pipe table's delimiter row (the block parser uses it to spot tables).
 - ``numeric(text)``: a cell's text is a number, an amount, a date or a code of digits (the
   continued-table rule here; the table finders of ``daemon.pages.tablerows``).
@@ -21,10 +28,12 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 from html.parser import HTMLParser
 
 from daemon.document.inline import normalize_inline
+from daemon.document.lines import letters
 from daemon.document.model import MAX_SPAN, MAX_TABLE_CELLS, Cell, Table
 
 log = logging.getLogger(__name__)
@@ -242,6 +251,19 @@ def parse_html_table(fragment: str) -> Table | None:
         [h for _, h in rows],
         normalize_inline(_HTML_SPACE.sub(" ", "".join(p.caption)).strip(_HTML_WS)),
     )
+
+
+def ocr_table(rows: Sequence[Sequence[tuple[str, int, int, bool]]]) -> Table | None:
+    """Rows of OCR cells -> :class:`Table` (see the module docstring)."""
+    kept = [[(_ocr_cell(t), min(rs, MAX_SPAN) if rs > 1 else 1, min(cs, MAX_SPAN) if cs > 1 else 1, h)
+             for t, rs, cs, h in row] for row in rows if row]
+    return _place(kept, [False] * len(kept))
+
+
+def _ocr_cell(text: str) -> str:
+    """An OCR cell's text as ``_CellBuf`` reads it from ``<td>`` + the text HTML-escaped."""
+    text = _HTML_SPACE.sub(" ", unicodedata.normalize("NFC", letters(text))).replace("<", "\\<")
+    return normalize_inline(text.strip(_HTML_WS))
 
 
 def _place(rows: list[list[tuple[str, int, int, bool]]], row_header: list[bool], caption: str = "") -> Table | None:

@@ -120,6 +120,7 @@ from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, Tra
 from daemon.models import PageLayout, PageText
 from daemon.pages.scanrules import light_segments, rule_runs
 from daemon.pages.scantables import (
+    ScannedPage,
     find_image_grids,
     find_image_rule_regions,
     find_unruled_tables,
@@ -460,7 +461,7 @@ class TesseractEngine(Engine):
         # a table whose cells lost words stayed page text: the sidecar says so (issue 32)
         degraded.extend(Degraded(Stage.TABLES.value, why) for why in rejected)
         if tables is not None:
-            text = tables
+            text = tables.text
         secs = time.monotonic() - t0
         log.debug("%s page %d: %s, %.2f s, conf %.0f", req.doc_tag, req.index + 1, "+".join(langs), secs, conf)
         meta: dict[str, Any] = {"languages": langs, "script": script or None, "confidence": conf}
@@ -487,6 +488,7 @@ class TesseractEngine(Engine):
             index=req.index, text=text, engine=self.name, seconds=secs, meta=meta, layout=layout, degraded=degraded,
             markdown=tables is not None,  # inline Markdown and HTML tables
             turned=turned,
+            blocks=tables.blocks if tables is not None else None,
         )
 
     def _plan(
@@ -602,8 +604,8 @@ class TesseractEngine(Engine):
         return (merged, recovered) if recovered else None
 
     def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
-                rejected: list[str] | None = None) -> str | None:
-        """The page as Markdown with its tables: ruled ones read cell by cell
+                rejected: list[str] | None = None) -> ScannedPage | None:
+        """The page with its tables, as blocks and as Markdown: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
         image has no table."""
 

@@ -1,5 +1,6 @@
 """Tables on page images (scans), for the Tesseract engine: ruled grids and tables with
-horizontal rules only, read with Tesseract into inline Markdown with HTML tables.
+horizontal rules only, read with Tesseract into the document model's blocks (paragraphs and
+tables) and the same page as inline Markdown with HTML tables (the page's text).
 
 Contract:
 
@@ -23,7 +24,7 @@ Contract:
   table of contents or a short block without a header (an address block):
   ``unruled.unruled_grids``, which the text layer's words go through too.
   Filled grids (cell texts set).
-- ``read_scanned_page(api, gray, grids, regions, words=None) -> str | None``: the page read with a
+- ``read_scanned_page(api, gray, grids, regions, words=None) -> ScannedPage | None``: the page read with a
   tesserocr API, its rules painted over first (``scanrules.erase_rules``): a region becomes a table
   when its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
   grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
@@ -33,9 +34,11 @@ Contract:
   unless its cells read ``SURER_CELLS`` surer than the page read over it, ``region_conf``: then
   it stays a table and ``rejected`` says so),
   the text outside the tables
-  in bands between them; inline
-  Markdown paragraphs and HTML tables in page order (``daemon.document.model``'s Markdown
-  parser reads them), or None when no table was found after all. With ``words`` (the engine's
+  in bands between them; in page order, the paragraphs
+  (``daemon.document.lines.plain_paragraphs``) and tables (``grid_table``) as blocks of
+  ``daemon.document.model`` (the writers take them as they are, as a text layer's), and the same
+  page as text: the paragraphs and the tables as HTML (``grid_html``; the journal, the raw file
+  and the JSON's page texts), or None when no table was found after all. With ``words`` (the engine's
   read of the same page image, ``PageLayout``) the regions' words and the text between the tables
   are taken from it, in its blocks and lines, and only the ruled cells are read again: the bands
   were a second read of the whole page (0.9 s of the 7.5 s a page cost on average, 3.3 s on a
@@ -55,6 +58,9 @@ from typing import Any
 import numpy as np
 
 from daemon.document.lines import plain_paragraphs
+from daemon.document.markdown import markdown_paragraphs
+from daemon.document.model import Block, Table
+from daemon.document.tables import ocr_table
 from daemon.models import PageLayout
 from daemon.pages.inkruns import (
     INK,
@@ -323,8 +329,26 @@ def region_tokens(grid: Grid, layout: PageLayout, min_conf: float = 0.0) -> list
             if inside(wd.box) and (wd.conf < 0 or wd.conf >= min_conf) for t in tokens(wd.text)]
 
 
+@dataclass(frozen=True)
+class ScannedPage:
+    """A page read with its tables (``read_scanned_page``): its blocks, and its text."""
+
+    blocks: tuple[Block, ...]  # paragraphs and tables, in page order
+    text: str  # the same page as inline Markdown paragraphs and HTML tables
+
+
+def grid_table(grid: Grid, header_rows: int = 1) -> Table | None:
+    """A grid whose cells have text -> a :class:`~daemon.document.model.Table`: its rows of
+    cells in the order ``grid_html`` writes them (``daemon.document.tables.ocr_table``)."""
+    rows: dict[int, list[tuple[str, int, int, bool]]] = {}
+    for c in grid.cells:
+        rows.setdefault(c.row, []).append((c.text, c.rowspan, c.colspan, c.row < header_rows))
+    return ocr_table([rows.get(r, []) for r in range(grid.n_rows)])
+
+
 def grid_html(grid: Grid, header_rows: int = 1) -> str:
-    """A grid whose cells have text -> an HTML table (the document model's parser reads it)."""
+    """A grid whose cells have text -> an HTML table (the page's text; ``grid_table`` is the
+    same table in the document model)."""
     rows: dict[int, list[str]] = {}
     for c in grid.cells:
         tag = "th" if c.row < header_rows else "td"
@@ -361,12 +385,12 @@ _TOKEN = re.compile(rf"{_CJK}|(?:(?!{_CJK})[^\W_])+")
 def read_scanned_page(
     api: Any, gray: Any, grids: list[Grid], regions: list[RuleRegion] | None = None, words: PageLayout | None = None,
     runs: Runs | None = None, rejected: list[str] | None = None,
-) -> str | None:
+) -> ScannedPage | None:
     """Read a page image that has ruled tables (``grids``) or regions between horizontal rules
     (``regions``): a region becomes a table when its words line up in columns (``text_grid``);
     then bands of text between the tables (tables whited out) with the API's page segmentation,
-    or from ``words`` (see the contract), and every ruled table cell by cell. Returns inline
-    Markdown paragraphs and HTML tables in page order, or None when no table was found after all.
+    or from ``words`` (see the contract), and every ruled table cell by cell. Returns the
+    paragraphs and tables in page order (``ScannedPage``), or None when no table was found after all.
     ``runs``: the page's ``scanrules.rule_runs``, if known. A ruled table whose cells do not keep
     the words (``tablecheck.check``) stays page text, and why is appended to ``rejected``. The
     API's image and mode are reset."""
@@ -430,8 +454,8 @@ def read_scanned_page(
     if not grids:
         return None
     grids.sort(key=lambda g: (g.bbox[1], g.bbox[0]))
+    parts: list[str | Grid] = []  # paragraphs and tables, in page order
     if words is not None:
-        parts: list[str] = []
         top = 0.0
         for g in [*grids, None]:
             bottom = g.bbox[1] if g is not None else float(h)
@@ -440,15 +464,14 @@ def read_scanned_page(
             if g is None:
                 break
             if any(c.text for c in g.cells):
-                parts.append(grid_html(g))
+                parts.append(g)
             top = max(top, g.bbox[3])
-        return "\n\n".join(parts)
+        return _scanned(parts)
     blank = img.copy()
     draw = ImageDraw.Draw(blank)
     for grid in grids:
         x0, y0, x1, y1 = grid.bbox
         draw.rectangle([x0 - 3, y0 - 3, x1 + 3, y1 + 3], fill=255)
-    parts = []
     top = 0.0
     try:
         seq: list[Grid | None] = [*grids, None]
@@ -464,12 +487,23 @@ def read_scanned_page(
             if g is None:
                 break
             if any(c.text for c in g.cells):
-                parts.append(grid_html(g))
+                parts.append(g)
             top = max(top, g.bbox[3])
     finally:
         api.SetPageSegMode(PSM.AUTO)
         api.Clear()
-    return "\n\n".join(parts)
+    return _scanned(parts)
+
+
+def _scanned(parts: list[str | Grid]) -> ScannedPage:
+    """The page's paragraphs (``plain_paragraphs``'s) and grids as blocks and as text."""
+    blocks: list[Block] = []
+    for part in parts:
+        if isinstance(part, str):
+            blocks += markdown_paragraphs([part])
+        elif (table := grid_table(part)) is not None:
+            blocks.append(table)
+    return ScannedPage(tuple(blocks), "\n\n".join(p if isinstance(p, str) else grid_html(p) for p in parts))
 
 
 def find_unruled_tables(layout: PageLayout | None, taken: list[tuple[float, float, float, float]]) -> list[Grid]:

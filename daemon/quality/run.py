@@ -7,10 +7,11 @@ Contract:
   ``low_confidence`` (or one of its signals trips: ``confidence.is_low``) and adds
   ``"page N: low_confidence (conf X)"`` (``"(conf X, dictionary)"`` naming the signals) to ``review``. Runs before
   routing, so ``match.review`` sees it.
-- ``checked_pdf(job, made, pages, review, quality)``: the searchable PDF's text layer checked
+- ``checked_pdf(write, made, pages, review, quality)``: the searchable PDF's text layer checked
   (``checks.check_pdf``); pages that fail are placed again once without their word boxes (their
   text spread over the line boxes, or over the page when there are none:
-  ``daemon.writers.pdflayout``), and the PDF written again when that helps; a page that still
+  ``daemon.writers.pdflayout``), and the PDF written again (``write``: the page records -> the
+  PDF) when that helps; a page that still
   fails gets a ``pdf_text`` degraded stage in the PDF report (the pipeline puts it on the page),
   ``placement: none`` when the page holds no text at all, and a review reason. Every checked
   page's report entry gets ``text_found`` (the share of its words found in order). The check
@@ -24,7 +25,7 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ from daemon.quality.checks import CheckResult, check_pdf, check_tables, check_tx
 from daemon.quality.confidence import is_low, page_confidence
 from daemon.quality.review import Review
 from daemon.stages import Degraded, Stage, optional
-from daemon.writers.pdf import PdfInput, PdfOutput, write_pdf
+from daemon.writers.pdf import PdfOutput
 
 LOW_CONFIDENCE = "low_confidence"
 
@@ -89,9 +90,10 @@ def _replaced(p: PageResult) -> PageResult:
     return dataclasses.replace(p, content=dataclasses.replace(p.content, layout=None))
 
 
-def checked_pdf(job: PdfInput, made: PdfOutput, pages: Sequence[PageResult], review: Review,
-                quality: dict[int, PageQuality]) -> PdfOutput:
-    """See the module docstring."""
+def checked_pdf(write: Callable[[Sequence[PageResult]], PdfOutput], made: PdfOutput, pages: Sequence[PageResult],
+                review: Review, quality: dict[int, PageQuality]) -> PdfOutput:
+    """See the module docstring (``write``: ``daemon.writers.pdf.write_pdf`` for this document,
+    ``made``: the ``PdfOutput`` it gave for ``pages``)."""
     sink: list[Degraded] = []
     unchecked: list[CheckResult] = []
     results = optional(Stage.PDF_TEXT, lambda: check_pdf(made.data, pages, made.report), lambda: unchecked, sink)
@@ -103,9 +105,9 @@ def checked_pdf(job: PdfInput, made: PdfOutput, pages: Sequence[PageResult], rev
         return made
     bad = {r.page for r in results if not r.ok}
     if bad:
-        again = dataclasses.replace(job, pages=[_replaced(p) if p.index in bad else p for p in job.pages])
+        again = [_replaced(p) if p.index in bad else p for p in pages]
         try:
-            remade: PdfOutput | None = write_pdf(again)
+            remade: PdfOutput | None = write(again)
         except Exception:  # the first PDF stays; its failed pages are recorded below
             remade = None
         if remade is not None:

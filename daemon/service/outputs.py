@@ -23,6 +23,7 @@ Contract:
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import unicodedata
@@ -46,7 +47,7 @@ from daemon.stages import Degraded, Stage, optional
 from daemon.understand.classify import classify
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
-from daemon.writers.pdf import PdfInput, PdfReport, pdf_suffix, pdf_title, write_pdf
+from daemon.writers.pdf import PdfReport, pdf_suffix, write_pdf
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,7 @@ class Prepared:
     parsed: ParsedDocument  # the pages parsed, for the JSON file that is rendered once names are known
     body: dict[str, bytes]  # every output file, named ``src.stem`` + suffix; JSON without outputs/timings
     seconds: dict[str, float]  # "classify" (with routing), "render", "checks" (the quality check's part of both)
-    texts: list[str]  # the page texts the outputs were made from (the raw file, the JSON's pages)
-    markdown: bool  # those texts are Markdown
+    texts: list[str]  # the page texts as the raw file keeps them (``page_texts``; the JSON's too)
     pdf_report: PdfReport | None = None  # the sidecar's "pdf" (per-page placement, PDF/A) when pdf was written
     degraded: list[Degraded] = field(default_factory=list)  # document-level optional stages that failed
     review: Review = field(default_factory=Review)  # why the document needs review (daemon.quality)
@@ -69,10 +69,12 @@ class Prepared:
 
 
 def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list[str], bool]:
-    """The page strings of a document and whether they are Markdown. A plain-text engine's
-    document with some Markdown pages (from the text layer, or scanned tables) becomes Markdown
-    as a whole: its plain pages are escaped into the paragraphs ``parse_plain_page`` would make,
-    so the writers see one kind of text."""
+    """The page strings of a document and whether they are Markdown: the raw file's (which
+    ``ocr-daemon convert`` reads back), the JSON's page texts, what classification and the txt
+    check read. A plain-text engine's document with some Markdown pages (from the text layer, or
+    scanned tables) becomes Markdown as a whole: its plain pages are escaped into the paragraphs
+    ``parse_plain_page`` makes, so the raw file holds one kind of text. The document model is
+    not made from these strings (``page_document``)."""
     # NFC: every output (the JSON's page texts too) has "ò", never "o" + U+0300
     if engine_markdown or not any(p.markdown for p in pages):
         return [unicodedata.normalize("NFC", p.text) for p in pages], engine_markdown
@@ -81,19 +83,14 @@ def page_texts(pages: Sequence[PageResult], engine_markdown: bool) -> tuple[list
             for p in pages], True
 
 
-def parse_pages(pages: Sequence[PageResult], texts: list[str], markdown: bool, language: str) -> ParsedDocument:
-    """The document model: text-layer pages from their blocks, the others parsed from ``texts``."""
-    return parse_document(texts, markdown=markdown, language=language, blocks=[p.blocks for p in pages])
-
-
-def render_body(
-    parsed: ParsedDocument, texts: list[str], formats: list[str], stem: str, language: str, markdown: bool,
-    csv_bom: bool,
-) -> dict[str, bytes]:
-    """Every output of ``formats`` rendered from the one parse."""
-    return render_outputs(
-        texts, formats=formats, stem=stem, language=language, sidecar={}, markdown=markdown,
-        options=WriterOptions(csv_bom=csv_bom), parsed=parsed,
+def page_document(pages: Sequence[PageResult], engine_markdown: bool, texts: Sequence[str]) -> ParsedDocument:
+    """The document model of the finished pages: the blocks of text-layer pages and of scanned
+    pages with tables as they are, the engine's Markdown parsed, plain OCR text made paragraphs
+    (not joined into a page of Markdown and parsed back); ``texts`` (``page_texts``) are kept as the
+    pages' raw texts (the JSON's page texts)."""
+    return parse_document(
+        [p.text for p in pages], markdown=[engine_markdown or p.markdown for p in pages],
+        blocks=[p.blocks for p in pages], raw=texts,
     )
 
 
@@ -112,7 +109,7 @@ def prepare_outputs(
     # The document model is parsed first: classification and the document date read its plain
     # text (a line "12. März 2018" is item 12 of a list to Markdown; issue 32). Its language is
     # only a label on the model, set once it is known.
-    parsed = parse_pages(pages, texts, markdown, "unknown")
+    parsed = page_document(pages, engine_markdown, texts)
     cls = optional(
         Stage.CLASSIFY,
         lambda: classify(joined, cfg=cfg, filename=display(src.name), pages=len(pages), markdown=markdown,
@@ -134,7 +131,8 @@ def prepare_outputs(
         review.add(reason)
     t1 = time.monotonic()
     text_formats = [f for f in decision.formats if f != "pdf"]
-    body = render_body(parsed, texts, text_formats, src.stem, cls.language, markdown, decision.csv_bom)
+    body = render_outputs(parsed, formats=text_formats, stem=src.stem, sidecar={},
+                          options=WriterOptions(csv_bom=decision.csv_bom))
     check = cfg.quality.check_outputs
     if check:  # each output against the recognised words, before anything is written
         tq = time.monotonic()
@@ -143,16 +141,14 @@ def prepare_outputs(
         checking += time.monotonic() - tq
     report = None
     if "pdf" in decision.formats:
-        # The searchable PDF: made from the source file and the page geometry (daemon.writers.pdf).
+        # The searchable PDF: made from the source file, the document and the page records (daemon.writers.pdf).
         route = next((r for r in cfg.routes if r.name == decision.name), None)
-        job = PdfInput(
-            src, pages, engine_markdown, language=cls.language, title=pdf_title(parsed, src),
-            pdfa=bool(route and route.pdfa),
-        )
-        made = optional(Stage.PDF, lambda: write_pdf(job), lambda: None, degraded)
+        write = functools.partial(write_pdf, parsed, source=src, markdown=engine_markdown,
+                                  pdfa=bool(route and route.pdfa))
+        made = optional(Stage.PDF, lambda: write(pages), lambda: None, degraded)
         if made is not None and check:
             first, tq = made, time.monotonic()
-            made = optional(Stage.QUALITY, lambda: checked_pdf(job, first, pages, review, quality), lambda: first,
+            made = optional(Stage.QUALITY, lambda: checked_pdf(write, first, pages, review, quality), lambda: first,
                             degraded)
             checking += time.monotonic() - tq
         if made is not None:
@@ -166,8 +162,7 @@ def prepare_outputs(
             review.add("quality check failed", detail=d.error[:120])
     return Prepared(
         cls, decision, parsed, body, {"classify": t1 - t0, "render": time.monotonic() - t1, "checks": checking}, texts,
-        markdown, report,
-        degraded, review, quality,
+        report, degraded, review, quality,
     )
 
 

@@ -64,6 +64,7 @@ from typing import cast
 
 from daemon.config import Config
 from daemon.config.options import render_options as config_render_options
+from daemon.document.model import Document as ParsedDocument
 from daemon.engines.base import Engine
 from daemon.errors import InputError, NoSpaceError, TransientError, WorkerCrash
 from daemon.fsio import atomic_write, atomic_write_all, fit_stem, plan_output_set, remove_stale_temp
@@ -306,11 +307,8 @@ class Pipeline:
         files = {stem + suf: data for suf, data in zip(suffixes, body.values(), strict=True)}
         if json_wanted:  # the one file that names the outputs: rendered again, now they are known
             side = sidecar.named(paths, timings).to_json()
-            texts, markdown = (prep.texts, prep.markdown) if prep is not None else ([], False)
-            files.update(render_outputs(
-                texts, formats=["json"], stem=stem, language=sidecar.language, sidecar=side, markdown=markdown,
-                parsed=prep.parsed if prep is not None else None,
-            ))
+            parsed = prep.parsed if prep is not None else ParsedDocument([], sidecar.language)
+            files.update(render_outputs(parsed, formats=["json"], stem=stem, sidecar=side))
         atomic_write_all({dest / name: data for name, data in files.items()})  # the whole set or nothing
         return [dest / name for name in files]
 

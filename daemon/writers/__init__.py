@@ -1,15 +1,13 @@
-"""Output writers: engine page texts -> the bytes of every requested output file.
+"""Output writers: the document model -> the bytes of every requested output file.
 
 Contract (used by ``daemon.fsio``, which does all file I/O):
 
-``render_outputs(pages, formats=..., stem=..., language=..., sidecar=..., markdown=...)``
-returns ``{file name: bytes}`` for every format asked for. It is pure (no I/O), deterministic
-for the same input, and names every file ``<stem>.<ext>`` (tables as
-``<stem>.table-<page>-<n>.csv``). The ``json`` output holds every key of ``sidecar`` at its top
-level. ``markdown`` says whether the page texts are engine Markdown (VLM) or plain text
-(Tesseract).
-
-All writers work from one :class:`daemon.document.model.Document` built once per call:
+``render_outputs(doc, formats=..., stem=..., sidecar=..., options=...)`` returns
+``{file name: bytes}`` for every format asked for, from the one
+:class:`daemon.document.model.Document` (``daemon.document.parse.parse_document`` makes it once
+per document; the writers only read it). It is pure (no I/O), deterministic for the same input,
+and names every file ``<stem>.<ext>`` (tables as ``<stem>.table-<page>-<n>.csv``). The ``json``
+output holds every key of ``sidecar`` at its top level.
 
 - ``txt``  -> ``<stem>.txt``  (:mod:`daemon.writers.text`)
 - ``md``   -> ``<stem>.md``   (:mod:`daemon.document.blocksmd`)
@@ -22,12 +20,12 @@ All writers work from one :class:`daemon.document.model.Document` built once per
   :mod:`daemon.writers.pdf`; ``render_outputs`` refuses it.
 - ``pdf``  -> ``<stem>.pdf`` (``<stem>.ocr.pdf`` beside a PDF source of the same name): the
   source's pages with an invisible text layer (:mod:`daemon.writers.pdf`). It is made from the
-  source file and the page geometry, not from the texts alone, so ``render_outputs`` does not
-  write it (it raises ``ValueError`` when asked); the pipeline calls ``write_pdf``.
+  source file, the document and the page records (their boxes and geometry place the text), so
+  ``render_outputs`` does not write it (it raises ``ValueError`` when asked); the pipeline calls
+  ``write_pdf``.
 
-``options`` (keyword, optional, an addition to the contract above that existing callers need
-not pass) carries writer settings that are not part of the document, such as the UTF-8 BOM on
-CSV files for Excel.
+``options`` (keyword, optional) carries writer settings that are not part of the document, such
+as the UTF-8 BOM on CSV files for Excel.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.document.model import Document
-from daemon.document.parse import parse_document
 from daemon.vocab import FORMATS, SOURCE_FORMATS
 
 log = logging.getLogger(__name__)
@@ -59,12 +56,11 @@ class WriterOptions:
 
 @dataclass(frozen=True)
 class WriteJob:
-    """What one writer gets besides the document: the file stem, the sidecar, the engine's page
-    texts (the ``json`` output keeps them) and the writer options."""
+    """What one writer gets besides the document: the file stem, the sidecar and the writer
+    options."""
 
     stem: str
     sidecar: dict[str, Any]
-    pages: Sequence[str]
     options: WriterOptions
 
 
@@ -90,7 +86,7 @@ def _md(doc: Document, job: WriteJob) -> dict[str, bytes]:
 def _json(doc: Document, job: WriteJob) -> dict[str, bytes]:
     from daemon.writers.jsonout import write_json
 
-    return {f"{job.stem}.json": write_json(doc, job.sidecar, job.pages).encode("utf-8")}
+    return {f"{job.stem}.json": write_json(doc, job.sidecar).encode("utf-8")}
 
 
 def _tex(doc: Document, job: WriteJob) -> dict[str, bytes]:
@@ -117,21 +113,17 @@ WRITERS: dict[str, Writer] = {"txt": _txt, "md": _md, "json": _json, "tex": _tex
 
 
 def render_outputs(
-    pages: Sequence[str],
+    doc: Document,
     *,
     formats: Sequence[str],
     stem: str,
-    language: str,
     sidecar: dict[str, Any],
-    markdown: bool,
     options: WriterOptions | None = None,
-    parsed: Document | None = None,
 ) -> dict[str, bytes]:
-    """Every output file of ``formats`` for the engine's ``pages``: ``{file name: bytes}``.
+    """Every output file of ``formats`` for the document ``doc``: ``{file name: bytes}``.
 
-    Each name is ``stem`` followed by a suffix that does not depend on ``stem``. ``parsed``: the
-    pages already parsed (``parse_document(pages, markdown=markdown, language=language)``), so a
-    caller that renders more than once parses once; the writers only read it.
+    Each name is ``stem`` followed by a suffix that does not depend on ``stem``. The writers only
+    read ``doc``, so a caller that renders more than once builds it once.
     """
     opts = options or WriterOptions()
     unknown = [f for f in formats if f not in FORMATS]
@@ -139,8 +131,7 @@ def render_outputs(
         raise ValueError(f"unknown output format(s) {unknown}; known: {', '.join(FORMATS)}")
     if made_from_source := [f for f in formats if f in SOURCE_FORMATS]:
         raise ValueError(f"{made_from_source} are made from the source file (daemon.writers.pdf.write_pdf), not here")
-    doc = parsed if parsed is not None else parse_document(pages, markdown=markdown, language=language)
-    job = WriteJob(stem=stem, sidecar=sidecar, pages=pages, options=opts)
+    job = WriteJob(stem=stem, sidecar=sidecar, options=opts)
     out: dict[str, bytes] = {}
     for fmt in dict.fromkeys(formats):  # keep order, drop repeats
         out.update(WRITERS[fmt](doc, job))

@@ -33,9 +33,9 @@ RAW_PAGE_MARK = "<!-- page {n} -->"
 _MARK_LINE = re.compile(r"^<!-- page (\d+) -->[ \t]*$", re.M)
 
 
-def join_raw_pages(pages: Sequence[str]) -> str:
+def join_raw_pages(texts: Sequence[str]) -> str:
     """Page texts -> the raw file's text (see the module docstring)."""
-    return "".join(RAW_PAGE_MARK.format(n=n) + "\n" + text + "\n" for n, text in enumerate(pages, start=1))
+    return "".join(RAW_PAGE_MARK.format(n=n) + "\n" + text + "\n" for n, text in enumerate(texts, start=1))
 
 
 def split_raw_pages(text: str) -> list[str]:
@@ -86,14 +86,13 @@ def convert_outputs(raw: str, formats: list[str], *, source: Path, stem: str, la
     plain OCR text (Tesseract), not Markdown. Writes nothing; ``formats`` are writers' names."""
 
     pages = split_raw_pages(raw)
+    # the one parse of the engine's text (Markdown, or plain text)
+    doc = parse_document(pages, markdown=not plain)
     # detect on the words only: HTML table markup would make a Chinese document look English
-    language = language or _detect_language(parse_document(pages, markdown=not plain).text())
+    language = language or _detect_language(doc.text())
+    doc.language = language
     options = WriterOptions(csv_bom=csv_bom)
     sidecar = {"source": str(source), "language": language, "pages": len(pages), "engine": "convert"}
-    names = render_outputs(
-        pages, formats=formats, stem=stem, language=language, sidecar=sidecar, markdown=not plain, options=options
-    )
+    names = render_outputs(doc, formats=formats, stem=stem, sidecar=sidecar, options=options)
     sidecar["outputs"] = sorted(names)
-    return render_outputs(
-        pages, formats=formats, stem=stem, language=language, sidecar=sidecar, markdown=not plain, options=options
-    )
+    return render_outputs(doc, formats=formats, stem=stem, sidecar=sidecar, options=options)

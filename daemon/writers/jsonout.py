@@ -4,7 +4,8 @@ Layout::
 
     {<every sidecar key>: …,
      "page_texts": [raw engine text of each page],      # unless the sidecar has that key;
-                                                        # ligatures as letters (lines.letters)
+                                                        # ligatures as letters (lines.letters);
+                                                        # the model's ``Page.raw``
      "document": {"format": "ocr-daemon.document/1", "language": "de",
                   "pages": [{"number": 1, "blocks": [{"type": "heading", "level": 1, "text": …},
                                                      {"type": "table", "rows": 3, "cols": 2,
@@ -20,16 +21,15 @@ then moves to ``document_model``. ``Document.from_dict`` reads the ``document`` 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 from daemon.document.lines import letters
 from daemon.document.model import Document
 
 
-def write_json(doc: Document, sidecar: dict[str, Any], page_texts: Sequence[str]) -> str:
+def write_json(doc: Document, sidecar: dict[str, Any]) -> str:
     out: dict[str, Any] = dict(sidecar)
     if "page_texts" not in out:
-        out["page_texts"] = [letters(t) for t in page_texts]
+        out["page_texts"] = [letters(p.raw) for p in doc.pages]
     out["document" if "document" not in out else "document_model"] = doc.to_dict()
     return json.dumps(out, ensure_ascii=False, indent=2, default=str) + "\n"

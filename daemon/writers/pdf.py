@@ -2,13 +2,15 @@
 
 Contract:
 
-``write_pdf(inp: PdfInput) -> PdfOutput``: ``inp.pages`` are the finished page records
-(``daemon.pagerecord.PageResult``: an ``EngineText`` page's text, boxes and ``PageGeometry``);
-``data`` is a PDF with one page per source page, in order, and ``report`` (``PdfReport``, the
-sidecar's ``pdf``: ``to_json()``) what the sidecar records (``pages``: per page how its text was
-placed -- ``words``, ``lines``, ``blocks``, ``page``, ``none`` (no text), ``text_layer`` (left
-untouched: the page's text came from its own text layer, or a PDF page that already has text);
-``pdfa``: ``"PDF/A-2b"`` or the error that kept the plain PDF). It reads ``inp.source`` (never writes it),
+``write_pdf(doc, pages, source, markdown=..., pdfa=...) -> PdfOutput``: the PDF of ``source``
+with the text of the page records ``pages`` (``daemon.pagerecord.PageResult``: their text, boxes
+and geometry) placed on its pages, its title and language from the document ``doc``
+(``pdf_title``, ``doc.language``); it prepares the writer's ``PdfInput`` and calls
+``write_pdf_input(inp: PdfInput) -> PdfOutput``: ``data`` is a PDF with one page per source page, in
+order, and ``report`` (``PdfReport``, the sidecar's ``pdf``: ``to_json()``) what the sidecar records (``pages``: per page how its text was placed --
+``words``, ``lines``, ``blocks``, ``page``, ``none`` (no text), ``text_layer`` (left untouched:
+the page's text came from its own text layer, or a PDF page that already has text); ``pdfa``:
+``"PDF/A-2b"`` or the error that kept the plain PDF). It reads ``inp.source`` (never writes it),
 raises ``InputError`` only when the source cannot be opened as the pages the daemon read, and
 is deterministic for the same input (no timestamps or random ids in the bytes).
 
@@ -65,7 +67,8 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import Image, ImageOps
 
-from daemon.document.model import Heading, Paragraph, plain_text
+from daemon.document.inline import plain_text
+from daemon.document.model import Document, Heading, Paragraph
 from daemon.errors import InputError
 from daemon.models import TextBox
 from daemon.pagerecord import EngineText, PageGeometry, PageResult
@@ -165,15 +168,14 @@ def pdf_suffix(src: Path, destination: Path) -> str:
     return ".ocr.pdf" if beside and src.suffix.lower() == ".pdf" else ".pdf"
 
 
-def pdf_title(parsed: Any, src: Path) -> str:
+def pdf_title(doc: Document, src: Path) -> str:
     """The document's title: its first heading, else its first line when that is short, else
-    the source's name (``parsed``: a ``daemon.document.model.Document``)."""
-
-    for page in getattr(parsed, "pages", []):
+    the source's name."""
+    for page in doc.pages:
         for b in page.blocks:
             if isinstance(b, Heading) and b.text.strip():
                 return plain_text(b.text).strip()[:200]
-    for page in getattr(parsed, "pages", []):
+    for page in doc.pages:
         for b in page.blocks:
             if isinstance(b, Paragraph) and b.text.strip():
                 first = plain_text(b.text.strip().split("\n")[0]).strip()
@@ -487,7 +489,17 @@ def _save(pdf: pikepdf.Pdf) -> bytes:
     return buf.getvalue()
 
 
-def write_pdf(inp: PdfInput) -> PdfOutput:
+def write_pdf(
+    doc: Document, pages: Sequence[PageResult], source: Path, *, markdown: bool, pdfa: bool = False,
+) -> PdfOutput:
+    """The searchable PDF of ``source`` with the text of ``pages`` (see the module contract).
+    ``markdown``: the page texts are engine Markdown (VLM) rather than plain text."""
+    return write_pdf_input(PdfInput(
+        source, pages, markdown, language=doc.language, title=pdf_title(doc, source), pdfa=pdfa,
+    ))
+
+
+def write_pdf_input(inp: PdfInput) -> PdfOutput:
     """The searchable PDF of ``inp`` (see the module contract)."""
     import pikepdf
 

@@ -74,9 +74,8 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         raw = doc[0].get_text()
         assert "caff´e" in raw and "puo`" in raw  # what MuPDF itself extracts: the case under test
         blocks = layer_blocks(read_layer(doc[0], 0))
-    doc_model = parse_document(["x"], markdown=True, blocks=[blocks])
-    files = render_outputs(["x"], formats=["txt", "md", "tex", "json"], stem="a", language="it", sidecar={},
-                           markdown=True, parsed=doc_model)
+    doc_model = parse_document(["x"], markdown=True, language="it", blocks=[blocks])
+    files = render_outputs(doc_model, formats=["txt", "md", "tex", "json"], stem="a", sidecar={})
     return {name.rsplit(".", 1)[1]: data.decode("utf-8") for name, data in files.items()}
 
 

@@ -40,7 +40,7 @@ from daemon.models import RenderOptions
 from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.renderpool import RenderPool
 from daemon.pages.textlayer import read_or_render
-from daemon.service.outputs import page_texts
+from daemon.service.outputs import page_document, page_texts
 from daemon.writers.tables import write_xlsx
 
 #: The Tesseract engine's render settings (engine.tesseract.render_dpi's default).
@@ -64,8 +64,8 @@ def _read(engine: TesseractEngine, path: Path, opts: RenderOptions = TESS_RENDER
 
 
 def _document(res: PageResult) -> Document:
-    pages, markdown = page_texts([res], engine_markdown=False)
-    return parse_document(pages, markdown=markdown)
+    """The document model of the one page, as the pipeline makes it."""
+    return page_document([res], False, page_texts([res], engine_markdown=False)[0])
 
 
 def _scan_noise(img: Image.Image, path: Path, seed: int = 0) -> Path:

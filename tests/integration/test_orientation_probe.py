@@ -29,7 +29,7 @@ from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.orient import detect_orientation, probe_turn, tessdata_dir
 from daemon.pages.probe import page_count
 from daemon.pages.textlayer import read_or_render
-from daemon.writers.pdf import PdfInput, write_pdf
+from daemon.writers.pdf import PdfInput, write_pdf_input
 
 DA = [
     "Programmet læser en liste over filer fra standardinput og skriver dem til et arkiv på disken. "
@@ -176,7 +176,7 @@ def ocr(src: Path, engine: TesseractEngine) -> list[PageResult]:
 
 def searchable(src: Path, pages: list[PageResult], tmp: Path) -> Path:
     out = tmp / (src.stem + ".out.pdf")
-    out.write_bytes(write_pdf(PdfInput(src, pages, markdown=False)).data)
+    out.write_bytes(write_pdf_input(PdfInput(src, pages, markdown=False)).data)
     return out
 
 

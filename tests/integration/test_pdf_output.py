@@ -25,13 +25,14 @@ from PIL import Image, ImageDraw
 from renderopts import render_opts
 
 from daemon.config import EngineCfg
+from daemon.document.model import Document, Heading, Page
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.pagerecord import EngineText, ImagePage, LayerBlocks, PageGeometry, PageResult
 from daemon.pages.probe import page_count
 from daemon.pages.render import render_page
 from daemon.pages.textlayer import read_or_render
-from daemon.writers.pdf import PdfInput, write_pdf
+from daemon.writers.pdf import PdfInput, write_pdf, write_pdf_input
 from daemon.writers.pdflayout import find_lines, place_text
 
 pytestmark = pytest.mark.skipif(
@@ -67,9 +68,15 @@ def turns(pages: list[PageResult]) -> list[int]:
     return [p.geometry.rotation if p.geometry is not None else 0 for p in pages]
 
 
-def make_pdf_output(src: Path, engine: TesseractEngine, tmp: Path, **kw: object) -> tuple[Path, list[PageResult], dict]:
+def titled(title: str = "", language: str = "unknown") -> Document:
+    """A document whose title (its first heading) and language the PDF takes."""
+    return Document([Page(1, [Heading(1, title)] if title else [])], language)
+
+
+def make_pdf_output(src: Path, engine: TesseractEngine, tmp: Path, *, title: str = "", language: str = "unknown",
+                    pdfa: bool = False) -> tuple[Path, list[PageResult], dict]:
     pages = ocr(src, engine)
-    out = write_pdf(PdfInput(src, pages, markdown=False, **kw))  # type: ignore[arg-type]
+    out = write_pdf(titled(title, language), pages, src, markdown=False, pdfa=pdfa)
     path = tmp / (src.stem + ".out.pdf")
     path.write_bytes(out.data)
     return path, pages, out.report.to_json()
@@ -198,7 +205,7 @@ def test_text_layer_source_pages_left_alone(engine: TesseractEngine, tmp_path: P
     pages = ocr(src, engine)
     layer_shaped = replace(pages[0], engine="text_layer", content=LayerBlocks((), pages[0].text))
     for first in (layer_shaped,):
-        out = write_pdf(PdfInput(src, [first, pages[1]], markdown=False))
+        out = write_pdf_input(PdfInput(src, [first, pages[1]], markdown=False))
         assert [p.placement for p in out.report.pages] == ["text_layer", "words"]
         path = tmp_path / "o.pdf"
         path.write_bytes(out.data)
@@ -386,10 +393,10 @@ def test_vlm_pdf_cjk_round_trip(tmp_path: Path) -> None:
     g = pg.geometry
     geometry = PageGeometry(size=pg.image.size, source_size=g.source_size, rotation=g.rotation)
     page = PageResult(index=0, engine="vllm", content=EngineText(md, True, geometry, find_lines(pg.image)))
-    out = write_pdf(PdfInput(src, [page], markdown=True, language="zh"))
+    out = write_pdf_input(PdfInput(src, [page], markdown=True, language="zh"))
     assert out.report.pages[0].placement == "lines"
     time.sleep(1.1)  # img2pdf would stamp a new time: the same input still gives the same bytes
-    assert write_pdf(PdfInput(src, [page], markdown=True, language="zh")).data == out.data
+    assert write_pdf_input(PdfInput(src, [page], markdown=True, language="zh")).data == out.data
     path = tmp_path / "zh.pdf"
     path.write_bytes(out.data)
     assert "".join(CJK.findall(pdftotext(path))) == "".join(CJK.findall(text))

@@ -6,6 +6,7 @@ reason) -- never ``placement: words`` on a page without words (issue 32)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from renderopts import render_opts
 
 from daemon.config import EngineCfg
+from daemon.document.model import Document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.pagerecord import EngineText, ImagePage, PageResult
@@ -22,7 +24,7 @@ from daemon.pages.textlayer import read_or_render
 from daemon.quality import Review
 from daemon.quality.checks import check_pdf
 from daemon.quality.run import checked_pdf
-from daemon.writers.pdf import PdfInput, PdfOutput, PdfPageReport, PdfReport, write_pdf
+from daemon.writers.pdf import PdfInput, PdfOutput, PdfPageReport, PdfReport, write_pdf, write_pdf_input
 
 TEXT = ("Quarterly report of the Harbour Road workshop. Orders rose in the spring, deliveries kept pace, "
         "and the new lathe paid for itself within four months. Staff training continues in June.")
@@ -55,7 +57,7 @@ def image_only_pdf(src: Path) -> bytes:
 
 def test_the_written_pdf_holds_the_page_words_in_order(scan: tuple[Path, list[PageResult]]) -> None:
     src, pages = scan
-    made = write_pdf(PdfInput(src, pages, markdown=False))
+    made = write_pdf_input(PdfInput(src, pages, markdown=False))
     [result] = check_pdf(made.data, pages, made.report)
     assert result.ok and result.score >= 0.95, result
 
@@ -71,7 +73,7 @@ def test_a_pdf_without_text_fails_the_check(scan: tuple[Path, list[PageResult]])
 
 def test_a_failed_page_is_placed_again_once(scan: tuple[Path, list[PageResult]]) -> None:
     src, pages = scan
-    job = PdfInput(src, pages, markdown=False)
+    job = functools.partial(write_pdf, Document([]), source=src, markdown=False)
     broken = PdfOutput(image_only_pdf(src), PdfReport([PdfPageReport(1, "words", 3)]))
     review, quality = Review(), {}  # type: ignore[var-annotated]
     made = checked_pdf(job, broken, pages, review, quality)
@@ -84,7 +86,7 @@ def test_a_failed_page_is_placed_again_once(scan: tuple[Path, list[PageResult]])
 def test_a_page_that_stays_without_text_is_recorded_never_silent(scan: tuple[Path, list[PageResult]], tmp_path: Path) -> None:
     src, pages = scan
     gone = tmp_path / "moved.png"  # the second placement cannot read its source: it fails too
-    job = dataclasses.replace(PdfInput(src, pages, markdown=False), source=gone)
+    job = functools.partial(write_pdf, Document([]), source=gone, markdown=False)
     broken = PdfOutput(image_only_pdf(src), PdfReport([PdfPageReport(1, "words", 3)]))
     review, quality = Review(), {}  # type: ignore[var-annotated]
     made = checked_pdf(job, broken, pages, review, quality)
@@ -111,7 +113,7 @@ def test_scripts_the_extraction_reorders_are_not_judged_but_a_missing_layer_stil
                                     has_words=False)
     assert isinstance(pages[0].content, EngineText)
     vlm = [dataclasses.replace(pages[0], content=EngineText(mixed, True, pages[0].content.geometry, line_only))]
-    made = write_pdf(PdfInput(src, vlm, markdown=True))
+    made = write_pdf_input(PdfInput(src, vlm, markdown=True))
     assert made.report.pages[0].placement == "lines", made.report
     [result] = check_pdf(made.data, vlm, made.report)
     assert result.ok and result.score >= 0.95, result

@@ -13,7 +13,6 @@ from renderopts import render_opts
 
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.document.model import Document, Paragraph, Table
-from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.models import PageText
@@ -21,7 +20,7 @@ from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.render import render_page
 from daemon.pages.scantables import find_image_grids
 from daemon.pages.textlayer import read_or_render
-from daemon.service.outputs import page_texts
+from daemon.service.outputs import page_document, page_texts
 from daemon.writers.tables import write_csv
 
 ROWS = [
@@ -34,10 +33,10 @@ ROWS = [
 
 
 def _document(page: ImagePage, res: PageText) -> Document:
-    """The document model of the one page, from the page strings the writers get, as the
-    pipeline makes them."""
-    pages, markdown = page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
-    return parse_document(pages, markdown=markdown)
+    """The document model of the one page, as the pipeline makes it (the scanned tables' blocks
+    as the engine built them)."""
+    done = [PageResult.from_engine(page, res, engine_markdown=False)]
+    return page_document(done, False, page_texts(done, engine_markdown=False)[0])
 
 
 @pytest.fixture(scope="module")

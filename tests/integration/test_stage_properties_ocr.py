@@ -39,7 +39,7 @@ from daemon.pages.scantables import (
     find_unruled_tables,
     read_scanned_page,
 )
-from daemon.writers.pdf import PdfInput, write_pdf
+from daemon.writers.pdf import PdfInput, write_pdf_input
 from daemon.writers.pdflayout import find_lines
 
 SMALL = st.one_of(st.integers(1, 4), st.integers(5, 300), st.integers(301, 1000))
@@ -183,7 +183,7 @@ def test_searchable_pdf_never_fails(sources: dict[str, tuple[Path, list[tuple[in
     RTL, CJK), any engine image size, turn and crop: a PDF with the source's pages."""
     src, decoded = sources[kind]
     pages = data.draw(pdf_pages(len(decoded), decoded))
-    out = write_pdf(PdfInput(src, pages, markdown=markdown, language=language, title=title))
+    out = write_pdf_input(PdfInput(src, pages, markdown=markdown, language=language, title=title))
     assert [p.page for p in out.report.pages] == list(range(1, len(pages) + 1))
     assert {p.placement for p in out.report.pages} <= {"words", "lines", "blocks", "page", "none", "text_layer"}
     with pymupdf.open(stream=out.data, filetype="pdf") as doc:

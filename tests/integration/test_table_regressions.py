@@ -18,12 +18,11 @@ from renderopts import render_opts
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.document.layout import layer_blocks
 from daemon.document.model import Table
-from daemon.document.parse import parse_document
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine
 from daemon.pagerecord import ImagePage, PageResult
 from daemon.pages.textlayer import read_layer, read_or_render
-from daemon.service.outputs import page_texts
+from daemon.service.outputs import page_document, page_texts
 from daemon.writers.tables import table_csv
 
 
@@ -46,8 +45,8 @@ def _scanned_tables(engine: TesseractEngine, png: Path) -> tuple[list[list[list[
     page = read_or_render(png, 0, render_opts(autorotate=False))
     assert isinstance(page, ImagePage)
     res = engine.submit(PageRequest("doc-t", 0, page.image)).result(timeout=600)
-    pages, md = page_texts([PageResult.from_engine(page, res, engine_markdown=False)], engine_markdown=False)
-    blocks = parse_document(pages, markdown=md).pages[0].blocks
+    done = [PageResult.from_engine(page, res, engine_markdown=False)]
+    blocks = page_document(done, False, page_texts(done, engine_markdown=False)[0]).pages[0].blocks
     tables = [list(csv.reader(io.StringIO(table_csv(b).decode()))) for b in blocks if isinstance(b, Table)]
     return tables, " ".join(getattr(b, "text", "") for b in blocks if not isinstance(b, Table))
 

@@ -34,9 +34,9 @@ PIECES = [
 @given(st.lists(st.lists(st.sampled_from(PIECES), max_size=40).map("".join), min_size=1, max_size=3), st.booleans())
 def test_writers_never_fail(pages: list[str], markdown: bool) -> None:
     fmts = [f for f in FORMATS if f != "pdf"]  # pdf is made from the source file (daemon.writers.pdf)
-    out = render_outputs(pages, formats=fmts, stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+    out = render_outputs(parse_document(pages, markdown=markdown, language="de"), formats=fmts, stem="f", sidecar={"k": 1})
     assert {"f.txt", "f.md", "f.json", "f.tex", "f.xlsx"} <= set(out)
-    assert out == render_outputs(pages, formats=fmts, stem="f", language="de", sidecar={"k": 1}, markdown=markdown)
+    assert out == render_outputs(parse_document(pages, markdown=markdown, language="de"), formats=fmts, stem="f", sidecar={"k": 1})
 
 
 @settings(PROPS, max_examples=80)
@@ -48,8 +48,7 @@ def test_tables_and_any_characters_make_readable_files(pages: list[str], markdow
     text: every format is written, one CSV per table of the document model, each CSV parses,
     the workbook opens with one sheet per table, the JSON keeps the page texts."""
     fmts = [f for f in FORMATS if f != "pdf"]
-    out = render_outputs(pages, formats=fmts, stem="f", language=language, sidecar={}, markdown=markdown,
-                         options=WriterOptions(csv_bom=bom))
+    out = render_outputs(parse_document(pages, markdown=markdown, language=language), formats=fmts, stem="f", sidecar={}, options=WriterOptions(csv_bom=bom))
     n_tables = len(parse_document(pages, markdown=markdown, language=language).tables())
     csvs = sorted(n for n in out if n.endswith(".csv"))
     assert len(csvs) == n_tables
@@ -64,7 +63,7 @@ def test_tables_and_any_characters_make_readable_files(pages: list[str], markdow
 def test_random_pages_compile(seed: int, tmp_path: Path) -> None:
     rnd = random.Random(seed)
     pages = ["".join(rnd.choice(PIECES) for _ in range(400)) for _ in range(2)]
-    out = render_outputs(pages, formats=["tex"], stem="r", language="zh" if seed % 2 else "en", sidecar={}, markdown=True)
+    out = render_outputs(parse_document(pages, markdown=True, language="zh" if seed % 2 else "en"), formats=["tex"], stem="r", sidecar={})
     compile_tex(out["r.tex"], tmp_path, f"random{seed}")
 
 
@@ -89,5 +88,5 @@ def test_random_math_compiles(seed: int, tmp_path: Path) -> None:
     formulas = [" ".join(rnd.choice(MATH_TOKENS) for _ in range(rnd.randint(1, 12))) for _ in range(80)]
     page_inline = "\n\n".join(f"F: ${f}$ end." for f in formulas)
     page_display = "\n\n".join(f"$$\n{f}\n$$" for f in formulas)
-    out = render_outputs([page_inline, page_display], formats=["tex"], stem="m", language="en", sidecar={}, markdown=True)
+    out = render_outputs(parse_document([page_inline, page_display], markdown=True, language="en"), formats=["tex"], stem="m", sidecar={})
     compile_tex(out["m.tex"], tmp_path, f"math{seed}")

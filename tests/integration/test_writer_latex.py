@@ -134,7 +134,7 @@ $$
 
 def test_torture_page_compiles(tmp_path: Path) -> None:
     pages = [TORTURE.replace("\\x07", "\x07"), "", "<table><tr><td>only a table</td></tr></table>"]
-    out = render_outputs(pages, formats=["tex"], stem="t", language="en", sidecar={}, markdown=True)
+    out = render_outputs(parse_document(pages, markdown=True, language="en"), formats=["tex"], stem="t", sidecar={})
     src = out["t.tex"].decode()
     log = compile_tex(out["t.tex"], tmp_path, "torture")
     assert "Output written on torture.pdf (3 pages" in log  # the empty page 2 is kept
@@ -146,14 +146,14 @@ def test_torture_page_compiles(tmp_path: Path) -> None:
 
 def test_plain_text_pages_compile(tmp_path: Path) -> None:
     page = "Rabatt 50% & mehr_hier #1 {x} ~ ^ \\ $5 and $10 *x* \\begin{document}\n\nÆØÅ æøå ß é 中文 かな"
-    out = render_outputs([page, page], formats=["tex"], stem="p", language="da", sidecar={}, markdown=False)
+    out = render_outputs(parse_document([page, page], markdown=False, language="da"), formats=["tex"], stem="p", sidecar={})
     compile_tex(out["p.tex"], tmp_path, "plain")
     assert "\\$5 and \\$10" in out["p.tex"].decode()
 
 
 def test_japanese_uses_jp_cjk_fonts() -> None:
     doc_src = "# 領収書\n\nかな"
-    out = render_outputs([doc_src], formats=["tex"], stem="j", language="ja", sidecar={}, markdown=True)
+    out = render_outputs(parse_document([doc_src], markdown=True, language="ja"), formats=["tex"], stem="j", sidecar={})
     assert "Noto Serif CJK JP" in out["j.tex"].decode()
     assert parse_document([doc_src]).pages[0].blocks
 
@@ -166,7 +166,7 @@ def test_japanese_uses_jp_cjk_fonts() -> None:
     ],
 )
 def test_characters_latin_modern_lacks_use_the_fallback_font(page: str, lang: str, font: str, tmp_path: Path) -> None:
-    out = render_outputs([page], formats=["tex"], stem="f", language=lang, sidecar={}, markdown=True)
+    out = render_outputs(parse_document([page], markdown=True, language=lang), formats=["tex"], stem="f", sidecar={})
     src = out["f.tex"].decode()
     assert f"\\newfontfamily\\ocrfallback{{{font}}}" in src
     log = compile_tex(out["f.tex"], tmp_path, "fallback")
@@ -205,7 +205,7 @@ def test_realistic_math_is_kept_and_compiles(tmp_path: Path) -> None:
     """Ordinary formulas are never sent to the verbatim fallback, inline or display."""
     inline = "\n\n".join(f"Inline {k}: ${m}$." for k, m in enumerate(REALISTIC_MATH))
     display = "\n\n".join(f"$$\n{m}\n$$" for m in REALISTIC_MATH)
-    out = render_outputs([inline, display], formats=["tex"], stem="m", language="en", sidecar={}, markdown=True)
+    out = render_outputs(parse_document([inline, display], markdown=True, language="en"), formats=["tex"], stem="m", sidecar={})
     src = out["m.tex"].decode()
     assert "\\texttt{\\$" not in src
     for m in REALISTIC_MATH:
@@ -219,7 +219,7 @@ def test_tall_multirow_cell_gets_room(tmp_path: Path) -> None:
     long = "每股收益（元，基本与稀释后的加权平均数，按照会计准则计算的结果，以及更多的说明文字）" * 2
     page = (f'<table><tr><th>项目</th><th>2023</th><th>2022</th></tr><tr><td rowspan="2">{long}</td><td>0.45</td>'
             '<td>0.40</td></tr><tr><td colspan="2">稀释后：0.44</td></tr><tr><td>总资产</td><td>1</td><td>2</td></tr></table>')
-    out = render_outputs([page], formats=["tex"], stem="t", language="zh", sidecar={}, markdown=True)
+    out = render_outputs(parse_document([page], markdown=True, language="zh"), formats=["tex"], stem="t", sidecar={})
     src = out["t.tex"].decode()
     assert "\\multirow{2}{=}{" in src and "\\rule[-" in src
     compile_tex(out["t.tex"], tmp_path, "tall")

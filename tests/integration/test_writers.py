@@ -26,9 +26,7 @@ def load(path: Path) -> tuple[list[str], str]:
 
 def render(path: Path, formats: list[str], sidecar: dict | None = None) -> tuple[dict[str, bytes], Document]:
     pages, lang = load(path)
-    out = render_outputs(
-        pages, formats=formats, stem=path.stem, language=lang, sidecar=sidecar or {"source": path.name}, markdown=True
-    )
+    out = render_outputs(parse_document(pages, markdown=True, language=lang), formats=formats, stem=path.stem, sidecar=sidecar or {"source": path.name})
     return out, parse_document(pages, language=lang)
 
 
@@ -134,7 +132,7 @@ def test_json_has_sidecar_keys_and_the_model(fixture: Path) -> None:
 
 def test_plain_text_input_keeps_specials_in_every_writer() -> None:
     page = "Rabatt 50% & mehr_hier #1 {x} ~ ^ \\ $5 and $10 *not bold*\n\nzweiter Absatz"
-    out = render_outputs([page], formats=["md", "txt", "json"], stem="s", language="de", sidecar={}, markdown=False)
+    out = render_outputs(parse_document([page], markdown=False, language="de"), formats=["md", "txt", "json"], stem="s", sidecar={})
     txt = out["s.txt"].decode()
     assert txt == page + "\n"
     md_doc = parse_document(split_raw_pages(out["s.md"].decode()))
@@ -143,7 +141,7 @@ def test_plain_text_input_keeps_specials_in_every_writer() -> None:
 
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="docx"):
-        render_outputs(["x"], formats=["docx"], stem="s", language="en", sidecar={}, markdown=True)
+        render_outputs(parse_document(["x"], markdown=True, language="en"), formats=["docx"], stem="s", sidecar={})
 
 
 def test_table_text_of_spanned_header() -> None:
@@ -238,8 +236,7 @@ def test_csv_bom_option_and_span_values() -> None:
     from daemon.writers import WriterOptions
 
     pages, _ = load(FIXTURES / "paper_en.md")
-    out = render_outputs(pages, formats=["csv"], stem="p", language="en", sidecar={}, markdown=True,
-                         options=WriterOptions(csv_bom=True))
+    out = render_outputs(parse_document(pages, markdown=True, language="en"), formats=["csv"], stem="p", sidecar={}, options=WriterOptions(csv_bom=True))
     data = out["p.table-1-1.csv"]
     assert data.startswith(b"\xef\xbb\xbf")
     rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
@@ -310,11 +307,10 @@ def test_xlsx_numbers_follow_the_document_locale() -> None:
 
 
 def test_xlsx_without_tables_and_formula_text() -> None:
-    out = render_outputs(["no tables here"], formats=["xlsx", "csv"], stem="s", language="en", sidecar={}, markdown=True)
+    out = render_outputs(parse_document(["no tables here"], markdown=True, language="en"), formats=["xlsx", "csv"], stem="s", sidecar={})
     assert list(out) == ["s.xlsx"]  # no csv file for a document without tables
     assert _load_xlsx(out["s.xlsx"]).sheetnames == ["no tables"]
-    out = render_outputs(["<table><tr><td>=SUM(A1:A2)</td><td>007</td></tr></table>"], formats=["xlsx"], stem="s",
-                         language="en", sidecar={}, markdown=True)
+    out = render_outputs(parse_document(["<table><tr><td>=SUM(A1:A2)</td><td>007</td></tr></table>"], markdown=True, language="en"), formats=["xlsx"], stem="s", sidecar={})
     ws = _load_xlsx(out["s.xlsx"])["p1-t1"]
     assert ws["A1"].value == "=SUM(A1:A2)" and ws["A1"].data_type == "s"
     assert ws["B1"].value == "007"

@@ -53,8 +53,7 @@ def test_letters_turns_ligatures_into_letters_and_nothing_else() -> None:
 def test_parse_document_reads_ligatures_as_letters_in_every_text_output() -> None:
     page = "The di\ufb00erences in the \ufb01rst o\ufb03ce"
     for markdown in (False, True):
-        out = render_outputs([page], formats=["txt", "md", "json"], stem="d", language="en", sidecar={},
-                             markdown=markdown)
+        out = render_outputs(parse_document([page], markdown=markdown, language="en"), formats=["txt", "md", "json"], stem="d", sidecar={})
         for name, data in out.items():
             text = data.decode("utf-8")
             assert "differences" in text and "first office" in text, (name, text)

@@ -45,20 +45,19 @@ def scan_page(tmp_path_factory: pytest.TempPathFactory) -> Image.Image:
 
 @pytest.fixture(scope="module")
 def api():  # type: ignore[no-untyped-def]
-    from tesserocr import OEM, PSM, PyTessBaseAPI
+    from daemon.tessapi import OEM, PSM, ApiSpec, new_api
 
-    a = PyTessBaseAPI(path=tessdata_dir(), lang="eng", psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
-    a.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+    a = new_api(ApiSpec(tessdata_dir(), "eng", PSM.AUTO, OEM.LSTM_ONLY, (("thresholding_method", THRESHOLDING_METHOD),)))
     yield a
-    a.End()
+    a.end()
 
 
 @pytest.fixture(scope="module")
 def read(scan_page: Image.Image, api) -> tuple[str, PageLayout]:  # type: ignore[no-untyped-def]
-    api.SetImage(scan_page)
-    text = tidy_text(api.GetUTF8Text())
+    api.set_image(scan_page)
+    text = tidy_text(api.text())
     layout = word_layout(api, scan_page.size)
-    api.Clear()
+    api.clear()
     return text, layout
 
 

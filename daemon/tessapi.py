@@ -25,14 +25,16 @@ Contract:
   reads with it instead of loading the model again). ``discard(spec)`` forgets this thread's API
   for ``spec`` (one that failed may be in a bad state: the next ``thread_api`` makes a new one);
   ``release_thread()`` ends every API of the calling thread (a worker that stops).
-  ``loads()``: APIs made in this process so far.
+  ``loads()``: APIs made in this process so far; ``cached(spec)``, ``cache_size()``: what the
+  calling thread holds.
 - ``TessApi``: one loaded API, used only on the thread that got it. Its methods are the reads the
-  stages make: ``set_image``, ``set_psm``, ``set_variable``, ``recognise``, ``text``,
-  ``mean_conf``, ``read_rect`` (a table cell: a rectangle of the set image in a given mode),
-  ``words`` (the recognised words as ``WordRead`` records, ``dictionary=True`` adds Tesseract's
-  own word-list check, ``WordIsFromDictionary``), ``layout_lines`` (layout analysis alone: the
-  text lines as ``LineRead`` records), ``orientation`` (OSD, as an ``Osd`` record), ``clear``,
-  ``end``. Tesseract's failures come through as tesserocr raises them (``RuntimeError``).
+  stages make: ``languages`` (its model set, "" once ended), ``set_image``, ``set_psm`` / ``psm``,
+  ``set_variable`` / ``variable``, ``recognise``, ``text``, ``mean_conf``, ``read_rect`` (a
+  table cell: a rectangle of the set image in a given mode), ``words`` (the recognised words as
+  ``WordRead`` records; ``dictionary=True`` adds Tesseract's own word-list check,
+  ``WordIsFromDictionary``), ``layout_lines`` (layout analysis alone: the text lines as
+  ``LineRead`` records), ``orientation`` (OSD, as an ``Osd`` record), ``clear``, ``end``.
+  Tesseract's failures come through as tesserocr raises them (``RuntimeError``).
 - ``load()``: imports tesserocr (``ImportError`` when it is not installed).
 
 Import: tesserocr is imported on first use (``load``, ``new_api``), never when this module is
@@ -74,6 +76,8 @@ __all__ = [
     "discard",
     "release_thread",
     "loads",
+    "cached",
+    "cache_size",
 ]
 
 #: Loaded APIs kept per thread (see the module docstring for why 12).
@@ -197,6 +201,11 @@ class TessApi:
 
     def set_variable(self, name: str, value: str) -> bool:
         return bool(self._api.SetVariable(name, value))
+
+    def variable(self, name: str) -> str | None:
+        """A variable's value as Tesseract prints it (None for a name it does not know)."""
+        got = self._api.GetVariableAsString(name)
+        return None if got is None else str(got)
 
     def recognise(self) -> None:
         self._api.Recognize()

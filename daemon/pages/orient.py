@@ -239,6 +239,7 @@ READ_BAND = 0.4
 #: Below this confidence on both readings there is no text to judge by (a photo, a blank page).
 READ_MIN_CONF = 30.0
 
+
 def _thread_api(model: str, psm: PSM) -> TessApi:
     """This thread's Tesseract API for ``model`` in page segmentation mode ``psm`` (the read check
     and the probe each keep theirs: an API's mode is set once, at creation)."""

@@ -121,6 +121,7 @@ class Clock:
 
 
 def cmd_stages(args: argparse.Namespace) -> int:
+    from daemon import tessapi
     from daemon.config import load_config
     from daemon.engines import tesseract as tmod
     from daemon.engines import tessrecover
@@ -154,11 +155,12 @@ def cmd_stages(args: argparse.Namespace) -> int:
     if hasattr(pdflayout, "find_lines"):
         ck.wrap(pdflayout, "find_lines", "render: line finder")
     # engine
-    ck.wrap(eng, "_new_api", "engine: model load")
+    # (the engine's APIs carry its threshold variable; the render stage's do not)
+    ck.wrap(tessapi, "new_api", lambda spec: "engine: model load" if spec.variables else "orient: model load")
     ck.wrap(eng, "_vertical", "engine: vertical check")
     reads: list[str] = []
 
-    def ocr_label(req: Any, apis: Any, langs: list[str], gray: Any, layout: bool = True) -> str:
+    def ocr_label(req: Any, langs: list[str], gray: Any, layout: bool = True) -> str:
         kind = reads[-1] if reads else "read: main"
         if not layout:  # a band: the language probe (eng, then the CJK models), or the flip check's
             kind = f"probe band ({'+'.join(langs[:1])}{'...' if len(langs) > 1 else ''})" if not reads else kind + " (band)"
@@ -189,7 +191,6 @@ def cmd_stages(args: argparse.Namespace) -> int:
 
     manifest = json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8"))
     docs = [d for d in manifest if not args.only or any(s in d["file"] for s in args.only.split(","))]
-    apis: dict[str, Any] = {}
     pages = 0
     rows = []
     for d in docs:
@@ -204,7 +205,7 @@ def cmd_stages(args: argparse.Namespace) -> int:
             # the render stage's script and read-first band, as the pipeline passes them
             req = PageRequest(d["file"], i, rp.image, priority=i, script=rp.geometry.script, band=rp.band)
             t = time.thread_time()
-            res = eng._recognise(req, apis)
+            res = eng._recognise(req)
             t_rec = time.thread_time() - t
             pages += 1
             named_render = sum(v for k, v in ck.page if k.startswith(("render", "orient")))
@@ -240,7 +241,7 @@ SPY_RULES = [
     ("detect_orientation (", "orient: OSD"), ("deskew (daemon", "render: deskew"),
     ("_render_pdf_page (", "render: decode/raster"), ("_render_image_page (", "render: decode/raster"),
     ("dark_border_box (", "render: crop check"), ("find_lines (", "render: line finder (PDF layout)"),
-    ("_new_api (", "engine: model load"), ("_vertical (", "engine: vertical check"),
+    ("new_api (", "engine: model load"), ("_vertical (", "engine: vertical check"),
     ("_plan (", "engine: language probe band(s)"), ("_reread (", "read: language re-read"),
     ("_flip_check (", "read: flip 180"), ("_threshold_check (", "read: Otsu re-read"),
     ("_lost_text (", "lost text"), ("_tables (daemon/engines", "tables: search+read"),
@@ -290,7 +291,9 @@ def cmd_bands(args: argparse.Namespace) -> int:
     """The eng language-probe band at several heights: CPU, confidence, the Latin language it
     decides (``tessplan.latin_language``) and its words, per page (recommendation 3a, and the
     upright-by-band test of recommendation 2, in bench/cpu_profile_2026-12-03.md)."""
+    from daemon import tessapi
     from daemon.config import load_config
+    from daemon.engines import tesseract as tmod
     from daemon.engines.tesseract import INK_LUT, TesseractEngine
     from daemon.engines.tessplan import LATIN, latin_language, probe_band
     from daemon.pages import render
@@ -300,7 +303,7 @@ def cmd_bands(args: argparse.Namespace) -> int:
     opts = render_options(cfg, "tesseract")
     eng = TesseractEngine(cfg.engine)
     latin = [a for a in eng.languages if a in LATIN]
-    api = eng._new_api(["eng"])
+    api = tessapi.new_api(tmod._spec(eng.tessdata, ["eng"]))
     shares = [float(x) for x in args.shares.split(",")]
     for d in json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8")):
         for i in range(d["pages"]):
@@ -310,14 +313,14 @@ def cmd_bands(args: argparse.Namespace) -> int:
             for share in shares:
                 band = probe_band(gray, share)
                 t = time.thread_time()
-                api.SetImage(band)
-                text = api.GetUTF8Text()
-                conf = api.MeanTextConf()
-                api.Clear()
+                api.set_image(band)
+                text = api.text()
+                conf = api.mean_conf()
+                api.clear()
                 row[str(share)] = {"cpu_s": round(time.thread_time() - t, 2), "conf": conf,
                                    "language": latin_language(text, latin), "words": len(text.split())}
             print(json.dumps(row), flush=True)
-    api.End()
+    api.end()
     return 0
 
 

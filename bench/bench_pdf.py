@@ -143,17 +143,20 @@ def main() -> None:
         results["tesseract_placement"] = sorted({p["placement"] for p in out.report["pages"]})
 
         # word boxes read from a recognised page (inside the engine's pass)
-        from tesserocr import OEM, PSM, PyTessBaseAPI
+        from daemon.tessapi import ApiSpec, new_api
 
         wl = []
-        with PyTessBaseAPI(path=tessdata_dir(), lang="eng+deu+fra+swe", psm=PSM.AUTO, oem=OEM.LSTM_ONLY) as api:
+        api = new_api(ApiSpec(tessdata_dir(), "eng+deu+fra+swe"))
+        try:
             for im in imgs:
                 if langs[imgs.index(im)] in ("zh", "ja"):
                     continue
-                api.SetImage(im.convert("L"))
-                api.GetUTF8Text()
+                api.set_image(im.convert("L"))
+                api.text()
                 _, secs = cpu(word_layout, api, im.size)
                 wl.append(secs)
+        finally:
+            api.end()
         results["tesseract_word_boxes_cpu_s_per_page"] = round(statistics.median(wl), 4)
 
         # --- VLM path: layout analysis + alignment + writer

@@ -50,10 +50,10 @@ def main() -> int:
     calls: list[tuple[str, float]] = []
     orig_ocr = eng._ocr
 
-    def timed_ocr(req: Any, apis: Any, langs: list[str], gray: Any, layout: bool = True) -> Any:
+    def timed_ocr(req: Any, langs: list[str], gray: Any, layout: bool = True) -> Any:
         t = time.thread_time()
         try:
-            return orig_ocr(req, apis, langs, gray, layout=layout)
+            return orig_ocr(req, langs, gray, layout=layout)
         finally:
             kind = ("ocr:" if layout else "probe:") + "+".join(langs if len(langs) < 4 else [f"{len(langs)} models"])
             calls.append((kind, time.thread_time() - t))
@@ -71,7 +71,6 @@ def main() -> int:
     eng._tables = timed_tables  # type: ignore[method-assign]
     manifest = json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8"))
     docs = [d for d in manifest if not args.only or any(s in d["file"] for s in args.only.split(","))]
-    apis: dict[str, Any] = {}
     totals: collections.Counter[str] = collections.Counter()
     counts: collections.Counter[str] = collections.Counter()
     pages = 0
@@ -89,7 +88,7 @@ def main() -> int:
             calls.clear()
             req = PageRequest(d["file"], i, page.image, priority=i, script=page.geometry.script)
             t = time.thread_time()
-            res = eng._recognise(req, apis)
+            res = eng._recognise(req)
             t_rec = time.thread_time() - t
             pages += 1
             totals["render+osd"] += t_render

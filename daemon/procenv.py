@@ -15,8 +15,8 @@ Why each variable:
   per core for every page) it is ~8x slower on a 2-core machine, because the daemon already
   runs pages in parallel (one per Tesseract engine thread, and orientation detection in each
   render worker) and the OpenMP threads of those pages fight each other. libgomp reads it once,
-  when Tesseract's library is loaded (the first ``import tesserocr`` of a process), so it must
-  be in the environment before that.
+  when Tesseract's library is loaded (the first ``import tesserocr`` of a process, which only
+  ``daemon.tessapi`` makes, on first use), so it must be in the environment before that.
 """
 
 from __future__ import annotations

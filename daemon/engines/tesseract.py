@@ -1,8 +1,8 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
-(One engine whose worker threads, queue and drain share the per-thread loaded APIs
-with the page's passes (the language probe, the read, the upside-down, lost-text and table
-checks) and the measured constants behind each; which models read a page is
+(One engine: its worker threads, queue and drain, the page's passes (the language probe, the
+read, the upside-down, lost-text and table checks) and the measured constants behind each; the
+loaded Tesseract APIs are ``daemon.tessapi``'s per-thread cache; which models read a page is
 ``daemon.engines.tessplan``; each document's language ``daemon.engines.tessdoc``; the
 text tidying and the words ``daemon.engines.tesswords``.)
 
@@ -15,9 +15,9 @@ Contract: exactly the one in ``daemon/engines/base.py``. In short:
   ``max_in_flight`` pages are already queued or running (back-pressure). Lower
   ``req.priority`` runs first; equal priorities run in submission order.
 - Pages run in parallel on ``cfg.tesseract.threads`` worker threads (0 = the CPUs this process
-  may use). Each thread keeps its own ``PyTessBaseAPI`` objects loaded (one per language set it
-  has needed; Tesseract APIs are not thread-safe, and tesserocr releases the GIL while
-  recognising).
+  may use). Each thread keeps its own Tesseract APIs loaded (one per language set it has needed,
+  ``daemon.tessapi.thread_api``: Tesseract APIs are not thread-safe, and tesserocr releases the
+  GIL while recognising).
 - Errors: an unusable image (no pixels) -> ``InputError``; a failure of the page's first read
   inside Tesseract -> ``TransientError`` (the pipeline retries the document, bounded by
   ``daemon.max_attempts``). Every later pass only improves the page (re-reads in its own language
@@ -128,14 +128,23 @@ from daemon.pages.scantables import (
     read_scanned_page,
 )
 from daemon.stages import Degraded, Stage, optional
+from daemon.tessapi import (
+    OEM,
+    PSM,
+    ApiSpec,
+    TessApi,
+    adopt,
+    discard,
+    load,
+    new_api,
+    release_thread,
+    thread_api,
+)
 from daemon.tessdata import tessdata_dir
 
 __all__ = ["TesseractEngine", "TESS_CODES", "LATIN", "choose_languages", "lang_pass_is_latin", "tidy_text"]
 
 log = logging.getLogger(__name__)
-
-#: Loaded APIs kept per worker thread (one per language set; Debian's models are 1-6 MB each).
-MAX_APIS_PER_THREAD = 12
 
 #: Binarisation. Tesseract's default (global Otsu) drops text in light grey or orange (luma
 #: 170-200: a test page of black, grey and orange lines read at CER 0.66) and whole shaded panels
@@ -155,6 +164,12 @@ FLIP_MARGIN = 15.0
 #: The upside-down check's band (a quarter of the page: the language probe's was this size too
 #: before issue 32 made it 12 %).
 FLIP_BAND = 0.25
+
+def _spec(tessdata: str, langs: list[str]) -> ApiSpec:
+    """The engine's API for the model set ``langs``: automatic layout, the LSTM models, and
+    Sauvola's threshold (``THRESHOLDING_METHOD``)."""
+    return ApiSpec(tessdata, "+".join(langs), PSM.AUTO, OEM.LSTM_ONLY, (("thresholding_method", THRESHOLDING_METHOD),))
+
 
 def _usable_cpus() -> int:
     """CPUs this process may run on (affinity/cpuset aware), at least 1."""
@@ -193,7 +208,7 @@ class TesseractEngine(Engine):
         # doc_tag -> the language decided on an earlier page of that document (``tessdoc``)
         self._docs = DocLanguages()
         self._workers: list[threading.Thread] = []
-        self._spare: tuple[str, Any] | None = None  # start()'s API (model set, API), for the first worker
+        self._spare: TessApi | None = None  # start()'s API, for the first worker
         self._started = False
         self._closed = False
 
@@ -226,7 +241,7 @@ class TesseractEngine(Engine):
                 raise FatalError("tesseract: engine already closed", ExitCode.ENGINE)
         self._check_tessdata()
         try:
-            import tesserocr  # noqa: F401
+            load()
         except ImportError as e:
             raise FatalError(f"tesseract: tesserocr is not installed ({e})", ExitCode.ENGINE) from e
         # Load one English API up front so a broken install fails here, not on the first page.
@@ -235,11 +250,11 @@ class TesseractEngine(Engine):
         # (bench/cpu_profile_2026-12-03.md).
         langs = ["eng"] if "en" in self.languages else list(TESS_CODES[self.languages[0]])
         try:
-            api = self._new_api(langs)
+            api = new_api(_spec(self.tessdata, langs))
         except Exception as e:
             raise FatalError(f"tesseract: cannot initialise Tesseract with {self.tessdata}: {e}", ExitCode.ENGINE) from e
         with self._lock:
-            self._spare = ("+".join(langs), api)
+            self._spare = api
             self._started = True
             for i in range(self.threads):
                 t = threading.Thread(target=self._worker, name=f"tesseract-{i}", daemon=True)
@@ -290,7 +305,7 @@ class TesseractEngine(Engine):
             spare, self._spare = self._spare, None
         if spare is not None:  # no worker took it (none started)
             with contextlib.suppress(Exception):
-                spare[1].End()
+                spare.end()
 
     # ------------------------------------------------------------------ submission
 
@@ -311,19 +326,10 @@ class TesseractEngine(Engine):
 
     # ------------------------------------------------------------------ workers
 
-    def _new_api(self, langs: list[str]) -> Any:
-        from tesserocr import OEM, PSM, PyTessBaseAPI
-
-        api = PyTessBaseAPI(path=self.tessdata, lang="+".join(langs), psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
-        api.SetVariable("thresholding_method", THRESHOLDING_METHOD)
-        return api
-
     def _worker(self) -> None:
-        apis: dict[str, Any] = {}
         with self._lock:
             if self._spare is not None:  # the API start() loaded: reused, not loaded again
-                key, api = self._spare
-                apis[key] = api
+                adopt(self._spare)
                 self._spare = None
         try:
             while True:
@@ -339,7 +345,7 @@ class TesseractEngine(Engine):
                         continue
                     self._running.add(fut)
                 try:
-                    result: PageText | BaseException = self._recognise(req, apis)
+                    result: PageText | BaseException = self._recognise(req)
                 except BaseException as e:  # delivered through the future, never lost
                     result = e
                 with self._lock:
@@ -353,15 +359,13 @@ class TesseractEngine(Engine):
                 except cf.InvalidStateError:
                     pass  # close() already failed it after the drain timeout
         finally:
-            for api in apis.values():
-                with contextlib.suppress(Exception):
-                    api.End()
+            release_thread()  # this thread's loaded APIs
 
     def _finish_locked(self, fut: cf.Future[PageText]) -> None:
         self._in_flight -= 1
         self._cv.notify_all()
 
-    def _recognise(self, req: PageRequest, apis: dict[str, Any]) -> PageText:
+    def _recognise(self, req: PageRequest) -> PageText:
         t0 = time.monotonic()
         img = req.image
         if img.width < 1 or img.height < 1:
@@ -374,12 +378,12 @@ class TesseractEngine(Engine):
         gray = gray.point(INK_LUT)  # light grey and orange text darker (see INK_GAMMA)
         script = req.script
         degraded: list[Degraded] = []
-        plan = self._plan(req, apis, allowed, script, gray, degraded)
+        plan = self._plan(req, allowed, script, gray, degraded)
         langs = plan.models
         # The read is the essential stage; every other pass (the probe before it, a re-read in
         # the page's own language, the upside-down re-read, the table search) is optional
         # (daemon.stages): one that fails leaves the page as the passes before it read it.
-        raw, conf, layout = self._ocr(req, apis, langs, gray)
+        raw, conf, layout = self._ocr(req, langs, gray)
         text = tidy_text(raw)
         first_pass = None
         latin = [a for a in allowed if a in LATIN]
@@ -393,7 +397,7 @@ class TesseractEngine(Engine):
             lang = latin_language(text, latin)
             if lang is not None and lang != read_as:
                 again = choose_languages(allowed, "Latin", lang)
-                got = self._reread(req, apis, again, gray, degraded)
+                got = self._reread(req, again, gray, degraded)
                 if got is not None:
                     first_pass, langs = langs, again
                     (raw, conf, layout), text = got, tidy_text(got[0])
@@ -408,7 +412,7 @@ class TesseractEngine(Engine):
             # band is read the other way up first (a quarter of the cost); only when that reads
             # clearly surer is the whole page read upside down, and kept when it is.
             flipped = gray.rotate(180)
-            got = optional(Stage.ORIENTATION, lambda: self._flip_check(req, apis, langs, flipped, conf), lambda: None,
+            got = optional(Stage.ORIENTATION, lambda: self._flip_check(req, langs, flipped, conf), lambda: None,
                            degraded)
             raw2, conf2, layout2 = got if got is not None else ("", -1.0, layout)
             if got is not None and conf2 >= conf + FLIP_MARGIN:
@@ -424,7 +428,7 @@ class TesseractEngine(Engine):
                 lang = latin_language(text, latin) if len(latin) > 1 and lang_pass_is_latin(langs) else None
                 again = choose_languages(allowed, "Latin", lang) if lang is not None else langs
                 if lang is not None and again != langs:
-                    got = self._reread(req, apis, again, gray, degraded)
+                    got = self._reread(req, again, gray, degraded)
                     if got is not None:
                         first_pass, langs = first_pass or langs, again
                         (raw, conf, layout), text = got, tidy_text(got[0])
@@ -435,7 +439,7 @@ class TesseractEngine(Engine):
             # light merged the rules with the writing (a diary page: confidence 59, 4 of 9 lines
             # right; Otsu's global threshold: 93, 9 of 9). Kept only when clearly surer.
             otsu_gray = gray
-            got = optional(Stage.LOST_TEXT, lambda: self._threshold_check(req, apis, langs, otsu_gray), lambda: None,
+            got = optional(Stage.LOST_TEXT, lambda: self._threshold_check(req, langs, otsu_gray), lambda: None,
                            degraded)
             if got is not None and got[1] >= conf + FLIP_MARGIN:
                 raw, conf, words_on_gray = got
@@ -444,7 +448,7 @@ class TesseractEngine(Engine):
                 meta_threshold = "otsu"
         # ink the read left without words (a dropped paragraph) read again on its own
         lost_gray, lost_words = gray, words_on_gray
-        got_lost = optional(Stage.LOST_TEXT, lambda: self._lost_text(apis, langs, lost_gray, lost_words),
+        got_lost = optional(Stage.LOST_TEXT, lambda: self._lost_text(langs, lost_gray, lost_words),
                             lambda: None, degraded)
         if got_lost is not None:
             words_on_gray, recovered = got_lost
@@ -456,7 +460,7 @@ class TesseractEngine(Engine):
         # (not on a page written in columns: the table search reads rows of horizontal words,
         # and a vertical letter's columns came out as a 7-column table of single characters)
         tables = None if plan.vertical else optional(
-            Stage.TABLES, lambda: self._tables(req, apis, langs, page_gray, page_words, rejected), lambda: None, degraded
+            Stage.TABLES, lambda: self._tables(req, langs, page_gray, page_words, rejected), lambda: None, degraded
         )
         # a table whose cells lost words stayed page text: the sidecar says so (issue 32)
         degraded.extend(Degraded(Stage.TABLES.value, why) for why in rejected)
@@ -492,7 +496,7 @@ class TesseractEngine(Engine):
         )
 
     def _plan(
-        self, req: PageRequest, apis: dict[str, Any], allowed: list[str], script: str, gray: Any,
+        self, req: PageRequest, allowed: list[str], script: str, gray: Any,
         degraded: list[Degraded],
     ) -> Plan:
         """The page's models (``tessplan.plan_page``), its probe read on this thread's APIs; the
@@ -501,17 +505,17 @@ class TesseractEngine(Engine):
         # a page of the same document probing now: its decision is waited for (``tessdoc``)
         known, owner = self._docs.claim(req.doc_tag)
         try:
-            return self._plan_known(req, apis, allowed, script, gray, degraded, known)
+            return self._plan_known(req, allowed, script, gray, degraded, known)
         finally:
             if owner:
                 self._docs.release(req.doc_tag)
 
     def _plan_known(
-        self, req: PageRequest, apis: dict[str, Any], allowed: list[str], script: str, gray: Any,
+        self, req: PageRequest, allowed: list[str], script: str, gray: Any,
         degraded: list[Degraded], known: str | None,
     ) -> Plan:
         vertical = script in CJK_SCRIPTS and optional(
-            Stage.LANGUAGE_REREAD, lambda: self._vertical(apis, allowed, script, gray), lambda: False, degraded,
+            Stage.LANGUAGE_REREAD, lambda: self._vertical(allowed, script, gray), lambda: False, degraded,
         )
 
         def models(names: list[str]) -> list[str]:
@@ -529,7 +533,7 @@ class TesseractEngine(Engine):
                 return pre_read
             best: tuple[str, float] | None = None
             for band in [vertical_band(gray, share)] if vertical else probe_bands(gray, share):
-                raw, conf, _ = self._ocr(req, apis, models(names), band, layout=False)
+                raw, conf, _ = self._ocr(req, models(names), band, layout=False)
                 if best is None or band_words(raw) > band_words(best[0]):
                     best = (raw, conf)
                 if band_words(raw) >= BAND_MIN_WORDS:  # else the next band (a screenshot read as no words)
@@ -547,7 +551,7 @@ class TesseractEngine(Engine):
             self._docs.remember(req.doc_tag, CJK_UNDECIDED)  # (tessplan.CJK_UNDECIDED)
         return plan
 
-    def _vertical(self, apis: dict[str, Any], allowed: list[str], script: str, gray: Any) -> bool:
+    def _vertical(self, allowed: list[str], script: str, gray: Any) -> bool:
         """An upright CJK page (OSD's script) written in columns: Tesseract's layout analysis
         (``vertical_share``, 0.15-0.5 s, CJK pages only) finds most of its lines running top to
         bottom. Read with the horizontal models such a page is junk (a vertical Japanese letter:
@@ -555,41 +559,41 @@ class TesseractEngine(Engine):
         names = choose_languages(allowed, script)
         if vertical_models(names, self._have) is None:
             return False
-        return vertical_share(self._api(apis, names[:1]), gray) >= VERTICAL_SHARE
+        return vertical_share(thread_api(_spec(self.tessdata, names[:1])), gray) >= VERTICAL_SHARE
 
     def _have(self, model: str) -> bool:
         return (Path(self.tessdata) / f"{model}.traineddata").is_file()
 
     def _flip_check(
-        self, req: PageRequest, apis: dict[str, Any], langs: list[str], flipped: Any, conf: float,
+        self, req: PageRequest, langs: list[str], flipped: Any, conf: float,
     ) -> tuple[str, float, PageLayout] | None:
         """The page read upside down, when its probe band reads ``FLIP_MARGIN`` surer that way up
         than the page did; else None (the page stays as read)."""
-        _, band_conf, _ = self._ocr(req, apis, langs, probe_band(flipped, FLIP_BAND), layout=False)
+        _, band_conf, _ = self._ocr(req, langs, probe_band(flipped, FLIP_BAND), layout=False)
         if band_conf < conf + FLIP_MARGIN:
             return None
-        return self._ocr(req, apis, langs, flipped)
+        return self._ocr(req, langs, flipped)
 
     def _reread(
-        self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, degraded: list[Degraded],
+        self, req: PageRequest, langs: list[str], gray: Any, degraded: list[Degraded],
     ) -> tuple[str, float, PageLayout] | None:
         """One more Tesseract pass with ``langs`` (optional stage ``language_reread``): None
         when it fails, and the page keeps the read it had."""
-        return optional(Stage.LANGUAGE_REREAD, lambda: self._ocr(req, apis, langs, gray), lambda: None, degraded)
+        return optional(Stage.LANGUAGE_REREAD, lambda: self._ocr(req, langs, gray), lambda: None, degraded)
 
     def _threshold_check(
-        self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any,
+        self, req: PageRequest, langs: list[str], gray: Any,
     ) -> tuple[str, float, PageLayout]:
         """The page read again binarised with Otsu's global threshold instead of Sauvola."""
-        api = self._api(apis, langs)
-        api.SetVariable("thresholding_method", "0")
+        api = thread_api(_spec(self.tessdata, langs))
+        api.set_variable("thresholding_method", "0")
         try:
-            return self._ocr(req, apis, langs, gray)
+            return self._ocr(req, langs, gray)
         finally:
-            api.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+            api.set_variable("thresholding_method", THRESHOLDING_METHOD)
 
     def _lost_text(
-        self, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
+        self, langs: list[str], gray: Any, words: PageLayout,
     ) -> tuple[PageLayout, set[int]] | None:
         """``words`` with the lines of ink the read left without words (``tessrecover``); None
         when there were none (the check alone, ~0.03 s, on every page)."""
@@ -597,13 +601,13 @@ class TesseractEngine(Engine):
         if not regions:
             return None
         try:
-            merged, recovered = recover(self._api(apis, langs), gray, words, regions, THRESHOLDING_METHOD)
+            merged, recovered = recover(thread_api(_spec(self.tessdata, langs)), gray, words, regions, THRESHOLDING_METHOD)
         except Exception:
-            apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
+            discard(_spec(self.tessdata, langs))  # a failed API may be in a bad state: rebuild it next time
             raise
         return (merged, recovered) if recovered else None
 
-    def _tables(self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, words: PageLayout,
+    def _tables(self, req: PageRequest, langs: list[str], gray: Any, words: PageLayout,
                 rejected: list[str] | None = None) -> ScannedPage | None:
         """The page with its tables, as blocks and as Markdown: ruled ones read cell by cell
         (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
@@ -619,35 +623,24 @@ class TesseractEngine(Engine):
         if not grids and not regions:
             return None
         try:
-            return read_scanned_page(self._api(apis, langs), gray, grids, regions, words, runs, rejected)
+            return read_scanned_page(thread_api(_spec(self.tessdata, langs)), gray, grids, regions, words, runs, rejected)
         except Exception:
-            apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild it next time
+            discard(_spec(self.tessdata, langs))  # a failed API may be in a bad state: rebuild it next time
             raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text
 
-    def _api(self, apis: dict[str, Any], langs: list[str]) -> Any:
-        """This thread's loaded API for ``langs``, made on first use; at most
-        ``MAX_APIS_PER_THREAD`` kept (the oldest model set goes)."""
-        key = "+".join(langs)
-        api = apis.get(key)
-        if api is None:
-            if len(apis) >= MAX_APIS_PER_THREAD:  # bound memory
-                apis.pop(next(iter(apis))).End()
-            api = apis[key] = self._new_api(langs)
-        return api
-
     def _ocr(
-        self, req: PageRequest, apis: dict[str, Any], langs: list[str], gray: Any, layout: bool = True,
+        self, req: PageRequest, langs: list[str], gray: Any, layout: bool = True,
     ) -> tuple[str, float, PageLayout]:
         """One Tesseract pass with ``langs`` on this thread's (cached) API: text, mean
         confidence, and the words with their boxes (none with ``layout=False``: a probe)."""
         try:
-            api = self._api(apis, langs)
-            api.SetImage(gray)
-            raw = api.GetUTF8Text()
-            conf = float(api.MeanTextConf())
+            api = thread_api(_spec(self.tessdata, langs))
+            api.set_image(gray)
+            raw = api.text()
+            conf = api.mean_conf()
             words = word_layout(api, gray.size) if layout else PageLayout(size=gray.size)
-            api.Clear()
+            api.clear()
         except Exception as e:
-            apis.pop("+".join(langs), None)  # a failed API may be in a bad state: rebuild next time
+            discard(_spec(self.tessdata, langs))  # a failed API may be in a bad state: rebuild next time
             raise TransientError(f"tesseract failed on {req.doc_tag} page {req.index + 1}: {e}") from e
         return str(raw), conf, words

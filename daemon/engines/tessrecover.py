@@ -11,7 +11,7 @@ Contract:
   it is shaped and filled like text (``_text_like``): at least a line high and a few letters
   wide, neither a solid block (a photo) nor a few specks, with the many stroke edges per row
   that letters make.
-- ``recover(api, gray, layout, regions) -> (layout, lines)``: each region cropped (with a margin;
+- ``recover(api, gray, layout, regions) -> (layout, lines)`` (``api``: a ``daemon.tessapi.TessApi``): each region cropped (with a margin;
   words the read had already are dropped from what the crop gives) and read again on its own with a uniform-block segmentation (PSM 6) and Otsu's global
   threshold on the crop (``api`` is left as it was found: PSM AUTO, the engine's threshold);
   a recovered line is kept when its mean word confidence is ``MIN_LINE_CONF`` or more and it
@@ -34,12 +34,11 @@ the check alone on a 300 dpi A4 page: bench/RESULTS.md ("Lost text").
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from PIL import Image
 
 from daemon.models import PageLayout, TextBox, TextLine
+from daemon.tessapi import PSM, TessApi
 
 #: The check works on a copy whose longest edge is at most this (a 300 dpi A4 page: 1/4, where
 #: 10 pt text is still 6-8 px tall and a 3 px table rule 1 px thin).
@@ -178,31 +177,25 @@ def missing_regions(gray: Image.Image, layout: PageLayout) -> list[Box]:
     return sorted((b for _, b in found[:MAX_REGIONS]), key=lambda b: (b[1], b[0]))
 
 
-def _read_crop(api: Any, crop: Image.Image, off: tuple[int, int]) -> list[TextLine]:
+def _read_crop(api: TessApi, crop: Image.Image, off: tuple[int, int]) -> list[TextLine]:
     """The crop's lines (page coordinates) whose words are sure enough (``MIN_LINE_CONF``)."""
-    from tesserocr import RIL, iterate_level
-
-    api.SetImage(crop)
-    api.Recognize()
-    it = api.GetIterator()
+    api.set_image(crop)
+    api.recognise()
     lines: list[tuple[TextLine, list[float]]] = []
-    if it is None:
-        return []
     dx, dy = off
-    for wd in iterate_level(it, RIL.WORD):
-        if wd.IsAtBeginningOf(RIL.TEXTLINE) or not lines:
-            lb = wd.BoundingBox(RIL.TEXTLINE)
+    for wd in api.words():
+        if wd.new_line or not lines:
+            lb = wd.line_box
             if lb is None:
                 continue
             lines.append((TextLine(box=(lb[0] + dx, lb[1] + dy, lb[2] + dx, lb[3] + dy)), []))
-        try:
-            text = (wd.GetUTF8Text(RIL.WORD) or "").strip()
-        except RuntimeError:
+        if wd.text is None:
             continue
-        b = wd.BoundingBox(RIL.WORD)
+        text = wd.text.strip()
+        b = wd.box
         if text and b is not None:
             lines[-1][0].words.append(TextBox(text, (b[0] + dx, b[1] + dy, b[2] + dx, b[3] + dy)))
-            lines[-1][1].append(float(wd.Confidence(RIL.WORD)))
+            lines[-1][1].append(wd.conf)
     kept = []
     for ln, confs in lines:
         letters = any(sum(ch.isalnum() for ch in w.text) >= 2 for w in ln.words)
@@ -211,15 +204,13 @@ def _read_crop(api: Any, crop: Image.Image, off: tuple[int, int]) -> list[TextLi
     return kept
 
 
-def recover(api: Any, gray: Image.Image, layout: PageLayout, regions: list[Box],
+def recover(api: TessApi, gray: Image.Image, layout: PageLayout, regions: list[Box],
             restore_threshold: str) -> tuple[PageLayout, set[int]]:
     """See the module docstring. ``restore_threshold``: the engine's ``thresholding_method``,
     set back on ``api`` afterwards (with PSM AUTO)."""
-    from tesserocr import PSM
-
     found: list[TextLine] = []
-    api.SetPageSegMode(PSM.SINGLE_BLOCK)
-    api.SetVariable("thresholding_method", "0")
+    api.set_psm(PSM.SINGLE_BLOCK)
+    api.set_variable("thresholding_method", "0")
     try:
         for x0, y0, x1, y1 in regions:
             # (a wider margin was tried: pypdf-vicksburg's caption under a woodcut, read at 12 px
@@ -228,9 +219,9 @@ def recover(api: Any, gray: Image.Image, layout: PageLayout, regions: list[Box],
             box = (max(0, x0 - PAD), max(0, y0 - PAD), min(gray.width, x1 + PAD), min(gray.height, y1 + PAD))
             found += _read_crop(api, gray.crop(box), (box[0], box[1]))
     finally:
-        api.Clear()
-        api.SetPageSegMode(PSM.AUTO)
-        api.SetVariable("thresholding_method", restore_threshold)
+        api.clear()
+        api.set_psm(PSM.AUTO)
+        api.set_variable("thresholding_method", restore_threshold)
     found = _new_words_only(found, layout)
     if not found:
         return layout, set()

@@ -1,8 +1,9 @@
 """Tesseract's recognised words with their boxes, as the pipeline's ``PageLayout``.
 
-Contract: ``word_layout(api, size)`` reads the words of the page ``api`` has just recognised
-(grouped by line in Tesseract's reading order, blocks numbered from 0), in Unicode NFC, leaving out
-empty words (tesserocr raises "No text returned" for some; a word without a box), and their confidences
+Contract: ``word_layout(api, size)`` reads the words of the page ``api`` (a
+``daemon.tessapi.TessApi``) has just recognised (``TessApi.words``; grouped by line in
+Tesseract's reading order, blocks numbered from 0), in Unicode NFC, leaving out empty words
+(``WordRead.text`` None or blank; a word without a box), and their confidences
 weighted by length (``PageLayout.confidence``, the page's quality figure). ``vertical_share(api,
 image)``: the share of the text-line area Tesseract's layout analysis finds written top to
 bottom (tategaki columns). ``tidy_text(raw)``: Tesseract's text as the engine returns it (see
@@ -22,68 +23,51 @@ from typing import Any
 
 from daemon.intake.pagescan import ink_ppm
 from daemon.models import PageLayout, TextBox, TextLine
+from daemon.tessapi import TessApi
 
 
-def word_layout(api: Any, size: tuple[int, int]) -> PageLayout:
+def word_layout(api: TessApi, size: tuple[int, int]) -> PageLayout:
     """The words of the page ``api`` has just recognised, with their boxes, grouped by line in
     Tesseract's reading order (blocks numbered from 0). Empty words (Tesseract reports some for
     image regions, and one without any box for an image with no text: a crop of nothing but
     fill-in lines) are left out; a line without any word is dropped. Never raises for what
     Tesseract found on the image (the scanned-table reader's crops come through here too)."""
-    from tesserocr import RIL, iterate_level
-
     lines: list[TextLine] = []
     block = -1
     weighted = chars = 0.0  # the words' confidences weighted by their lengths (daemon.quality)
-    it = api.GetIterator()
-    if it is None:
-        return PageLayout(size=size, has_words=True)
-    for w in iterate_level(it, RIL.WORD):
-        if w.IsAtBeginningOf(RIL.BLOCK) or block < 0:
+    for w in api.words():
+        if w.new_block or block < 0:
             block += 1
-        if w.IsAtBeginningOf(RIL.TEXTLINE) or not lines:
-            lbox = w.BoundingBox(RIL.TEXTLINE)
-            if lbox is None:
+        if w.new_line or not lines:
+            if w.line_box is None:
                 continue
-            lines.append(TextLine(box=tuple(lbox), block=block))
-        try:
-            text = unicodedata.normalize("NFC", (w.GetUTF8Text(RIL.WORD) or "").strip())
-        except RuntimeError:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
+            lines.append(TextLine(box=w.line_box, block=block))
+        if w.text is None:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
             continue
-        wbox = w.BoundingBox(RIL.WORD)
+        text = unicodedata.normalize("NFC", w.text.strip())
+        wbox = w.box
         if text and wbox is not None:
-            conf = float(w.Confidence(RIL.WORD))
-            lines[-1].words.append(TextBox(text=text, box=tuple(wbox), conf=conf))
+            conf = w.conf
+            lines[-1].words.append(TextBox(text=text, box=wbox, conf=conf))
             weighted += len(text) * max(0.0, conf)
             chars += len(text)
     return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True,
                       confidence=weighted / chars if chars else None)
 
 
-def vertical_share(api: Any, image: Any) -> float:
+def vertical_share(api: TessApi, image: Any) -> float:
     """Share (0-1) of the area of the text lines Tesseract's layout analysis (no recognition)
     finds on ``image`` that run top to bottom. A vertical Japanese letter: 1.0 (0.15 s on a
     1240 px page); the same text set horizontally: 0.0; a Latin page turned sideways also 1.0,
     so this tells columns from lines only on a page already known to be upright CJK."""
-    from tesserocr import RIL, WritingDirection, iterate_level
-
-    api.SetImage(image)
-    try:
-        it = api.AnalyseLayout()
-        if it is None:
-            return 0.0
-        down = total = 0
-        for line in iterate_level(it, RIL.TEXTLINE):
-            box = line.BoundingBox(RIL.TEXTLINE)
-            if box is None:
-                continue
-            area = (box[2] - box[0]) * (box[3] - box[1])
-            total += area
-            if line.Orientation()[1] == WritingDirection.TOP_TO_BOTTOM:
-                down += area
-        return down / total if total else 0.0
-    finally:
-        api.Clear()
+    down = total = 0
+    for line in api.layout_lines(image):
+        box = line.box
+        area = (box[2] - box[0]) * (box[3] - box[1])
+        total += area
+        if line.vertical:
+            down += area
+    return down / total if total else 0.0
 
 
 _CJK_CHAR = r"[\u2e80-\u2fff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"

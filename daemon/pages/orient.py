@@ -1,7 +1,7 @@
 """Orientation: Tesseract OSD (``--psm 0``) to turn sideways/upside-down pages upright.
 
-(One module: OSD, its read checks, the probe and the read-first check share the band helpers
-and the per-thread Tesseract APIs.)
+(OSD, its read checks, the probe and the read-first check share the band helpers; their
+Tesseract APIs come from ``daemon.tessapi``'s per-thread cache.)
 
 Public API:
 
@@ -19,7 +19,7 @@ Public API:
   before. The band read is handed on (page not turned) as the engine's English language probe.
 - ``tessdata_dir()``: Tesseract's data folder (:mod:`daemon.tessdata`'s, re-exported).
 
-Orientation: Tesseract OSD through tesserocr with ``lang="osd"`` (initialising OSD with the
+Orientation: Tesseract OSD (``daemon.tessapi``) with ``lang="osd"`` (initialising OSD with the
 default ``eng`` aborts the whole process inside Tesseract 5.5.4's OSD code -- a C++
 ``std::out_of_range``, not a Python exception). One OSD API per thread, kept loaded. A page is
 turned only when OSD proposes a turn with confidence >= ``ORIENT_MIN_CONF`` and a script of our
@@ -43,13 +43,12 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from daemon.tessapi import OEM, PSM, ApiSpec, TessApi, thread_api
 from daemon.tessdata import tessdata_dir
 
 __all__ = [
@@ -105,19 +104,12 @@ class Orientation:
     script_confidence: float
 
 
-_osd_local = threading.local()
 _osd_unavailable = False
 
 
-def _osd_api() -> Any:
-    api = getattr(_osd_local, "api", None)
-    if api is None:
-        from tesserocr import PSM, PyTessBaseAPI
-
-        # lang="osd" is required: with the default "eng" Tesseract 5.5.4 aborts the process.
-        api = PyTessBaseAPI(path=tessdata_dir(), lang="osd", psm=PSM.OSD_ONLY)
-        _osd_local.api = api
-    return api
+def _osd_api() -> TessApi:
+    # lang="osd" is required: with the default "eng" Tesseract 5.5.4 aborts the process.
+    return thread_api(ApiSpec(tessdata_dir(), "osd", PSM.OSD_ONLY, OEM.DEFAULT))
 
 
 def detect_orientation(image: Image.Image) -> Orientation | None:
@@ -136,22 +128,22 @@ def detect_orientation(image: Image.Image) -> Orientation | None:
         log.warning("orientation detection unavailable, pages are not turned upright: %s", e)
         return None
     try:
-        api.SetImage(image.convert("L") if image.mode != "L" else image)
-        r = api.DetectOrientationScript()
+        api.set_image(image.convert("L") if image.mode != "L" else image)
+        r = api.orientation()
     except Exception:
         log.debug("OSD failed", exc_info=True)
         return None
     finally:
-        api.Clear()
-    if not r:
+        api.clear()
+    if r is None:
         return None
-    deg = int(r.get("orient_deg", 0)) % 360
+    deg = r.orient_deg % 360
     # OSD reports how far the content is turned clockwise; undo it.
     return Orientation(
         rotate_cw=(360 - deg) % 360,
-        confidence=float(r.get("orient_conf", 0.0)),
-        script=str(r.get("script_name", "")),
-        script_confidence=float(r.get("script_conf", 0.0)),
+        confidence=r.orient_conf,
+        script=r.script_name,
+        script_confidence=r.script_conf,
     )
 
 
@@ -241,26 +233,14 @@ READ_BAND = 0.4
 #: Below this confidence on both readings there is no text to judge by (a photo, a blank page).
 READ_MIN_CONF = 30.0
 
-_api_local = threading.local()
 
-
-def _thread_api(model: str, psm: int) -> Any:
+def _thread_api(model: str, psm: PSM) -> TessApi:
     """This thread's Tesseract API for ``model`` in page segmentation mode ``psm`` (the read check
     and the probe each keep theirs: an API's mode is set once, at creation)."""
-    apis = getattr(_api_local, "apis", None)
-    if apis is None:
-        apis = _api_local.apis = {}
-    api = apis.get((model, psm))
-    if api is None:
-        from tesserocr import OEM, PyTessBaseAPI
-
-        api = apis[(model, psm)] = PyTessBaseAPI(path=tessdata_dir(), lang=model, psm=psm, oem=OEM.LSTM_ONLY)
-    return api
+    return thread_api(ApiSpec(tessdata_dir(), model, psm, OEM.LSTM_ONLY))
 
 
-def _read_api(model: str) -> Any:
-    from tesserocr import PSM
-
+def _read_api(model: str) -> TessApi:
     return _thread_api(model, PSM.AUTO)
 
 
@@ -273,10 +253,10 @@ def read_confidence(image: Image.Image, script: str) -> float | None:
     band = _inkiest_band(image.convert("L"))
     try:
         api = _read_api(model)
-        api.SetImage(band)
-        api.Recognize()
-        conf = float(api.MeanTextConf())
-        api.Clear()
+        api.set_image(band)
+        api.recognise()
+        conf = api.mean_conf()
+        api.clear()
     except Exception:
         log.debug("orientation read check failed", exc_info=True)
         return None
@@ -370,9 +350,7 @@ PROBE_RATIO = 2.0
 #: The page as it is reads this well: upright, the other turns are not read.
 PROBE_UPRIGHT_LETTERS = 150
 
-def _probe_api(model: str) -> Any:
-    from tesserocr import PSM
-
+def _probe_api(model: str) -> TessApi:
     # One uniform block of horizontal text (page segmentation 6), not the automatic layout:
     # that finds text lines running down a sideways page and reads them as vertical text
     # (the Danish page turned 90 deg read at 87 with PSM.AUTO, as well as upright), so every
@@ -394,30 +372,25 @@ class BandRead:
 
 def read_band(band: Image.Image, model: str) -> BandRead:
     """``band`` read with ``model`` as one block of horizontal text (see ``_probe_api``)."""
-    from tesserocr import RIL, iterate_level
-
     api = _probe_api(model)
-    api.SetImage(band)
+    api.set_image(band)
     try:
-        api.Recognize()
+        api.recognise()
         letters = words = 0
-        it = api.GetIterator()
-        for w in iterate_level(it, RIL.WORD):
-            if w.Empty(RIL.WORD):
-                continue
-            text = w.GetUTF8Text(RIL.WORD) or ""
+        for w in api.words(dictionary=True):
+            text = w.text or ""  # (None: an empty word)
             if not text.strip():
                 continue
             words += 1
-            if w.Confidence(RIL.WORD) < PROBE_WORD_CONF:
+            if w.conf < PROBE_WORD_CONF:
                 continue
             cjk = sum(_is_cjk(c) for c in text)
             alpha = sum(c.isalpha() for c in text)
-            if cjk or (alpha >= 2 and w.WordIsFromDictionary()):
+            if cjk or (alpha >= 2 and w.in_dictionary):
                 letters += alpha
-        return BandRead(str(api.GetUTF8Text() or ""), float(api.MeanTextConf()), letters, words)
+        return BandRead(api.text(), api.mean_conf(), letters, words)
     finally:
-        api.Clear()
+        api.clear()
 
 
 def probe_letters(gray: Image.Image, model: str) -> int:

@@ -25,8 +25,8 @@ Contract:
   ``unruled.unruled_grids``, which the text layer's words go through too.
   Filled grids (cell texts set).
 - ``read_scanned_page(api, gray, grids, regions, words=None) -> ScannedPage | None``: the page read with a
-  tesserocr API, its rules painted over first (``scanrules.erase_rules``): a region becomes a table
-  when its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
+  Tesseract API (``daemon.tessapi.TessApi``), its rules painted over first
+  (``scanrules.erase_rules``): a region becomes a table when its words line up in columns (``tables.text_grid``), ruled tables are read cell by cell (a
   grid whose cells read below ``MIN_GRID_CONF`` is dropped: lines of a picture, not a table; so
   is one with text in one row or one column only: a title band; and, with ``words``, one whose
   cells do not keep the words the engine's page read has over it (``region_tokens`` through
@@ -86,6 +86,7 @@ from daemon.pages.tables import (
     text_grid,
 )
 from daemon.pages.unruled import unruled_grids
+from daemon.tessapi import PSM
 
 log = logging.getLogger(__name__)
 
@@ -201,18 +202,16 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
 def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]:
     """Words of a crop of the page image with their boxes in page pixels (font size taken as
     1.2x the word box's height). The words come from the engine's ``word_layout``, the one
-    place that walks tesserocr's word iterator (it leaves out the empty words tesserocr raises
+    place that makes Tesseract's words a layout (it leaves out the empty words tesserocr raises
     on: a crop of nothing but fill-in lines has one)."""
-    from tesserocr import PSM
-
     from daemon.engines.tesswords import word_layout
 
     x0, y0, x1, y1 = box
     if x1 - x0 < 8 or y1 - y0 < 8:
         return []
-    api.SetPageSegMode(PSM.AUTO)
-    api.SetImage(img.crop(box))
-    api.Recognize()
+    api.set_psm(PSM.AUTO)
+    api.set_image(img.crop(box))
+    api.recognise()
     layout = word_layout(api, (x1 - x0, y1 - y0))
     return [(b[0] + x0, b[1] + y0, b[2] + x0, b[3] + y0, wd.text, 1.2 * (b[3] - b[1]))
             for ln in layout.lines for wd in ln.words for b in [wd.box]]
@@ -277,25 +276,21 @@ def _region_grid(api: Any, img: Any, region: RuleRegion, layout: PageLayout | No
 
 def _cell_text(api: Any, bbox: tuple[float, float, float, float], width: int, height: int) -> tuple[str, float]:
     """A ruled cell's text and Tesseract's mean confidence for it ("", 0 for an empty cell)."""
-    from tesserocr import PSM
-
     inset = 4  # keep the rules out of the cell (they read as | or _)
     x0, y0 = int(bbox[0]) + inset, int(bbox[1]) + inset
     x1, y1 = min(width, int(bbox[2]) - inset), min(height, int(bbox[3]) - inset)
     if x1 - x0 < 4 or y1 - y0 < 4:
         return "", 0.0
-    api.SetPageSegMode(PSM.SINGLE_BLOCK)
-    api.SetRectangle(x0, y0, x1 - x0, y1 - y0)
     # marks alone ("|", ":", "~") are what Tesseract reads from a rule's remains or a speck
-    txt = " ".join(t for t in str(api.GetUTF8Text()).split() if not SPECK.match(t))
-    return txt, (float(api.MeanTextConf()) if txt else 0.0)
+    txt = " ".join(t for t in api.read_rect(x0, y0, x1 - x0, y1 - y0, PSM.SINGLE_BLOCK).split() if not SPECK.match(t))
+    return txt, (api.mean_conf() if txt else 0.0)
 
 
 def _read_cells(api: Any, img: Any, grid: Grid) -> float:
     """Fill a ruled grid's cells from the page image; the mean confidence of its non-empty cells
     (0 when none has text)."""
     w, h = img.size
-    api.SetImage(img)
+    api.set_image(img)
     confs = []
     for c in grid.cells:
         c.text, conf = _cell_text(api, c.bbox, w, h)
@@ -395,7 +390,6 @@ def read_scanned_page(
     the words (``tablecheck.check``) stays page text, and why is appended to ``rejected``. The
     API's image and mode are reset."""
     from PIL import Image, ImageDraw
-    from tesserocr import PSM
 
 
     img = gray if isinstance(gray, Image.Image) else Image.fromarray(np.asarray(gray))
@@ -408,8 +402,8 @@ def read_scanned_page(
             if g is not None:
                 grids.append(g)
     finally:
-        api.SetPageSegMode(PSM.AUTO)
-        api.Clear()
+        api.set_psm(PSM.AUTO)
+        api.clear()
     if not grids:
         return None
     # Ruled grids are read cell by cell first: lines in a photo, a drawing or a screenshot make
@@ -448,8 +442,8 @@ def read_scanned_page(
                     continue
             kept.append(g)
     finally:
-        api.SetPageSegMode(PSM.AUTO)
-        api.Clear()
+        api.set_psm(PSM.AUTO)
+        api.clear()
     grids = kept
     if not grids:
         return None
@@ -478,20 +472,20 @@ def read_scanned_page(
         for g in seq:
             bottom = g.bbox[1] if g is not None else float(h)
             if bottom - top >= 12:
-                api.SetPageSegMode(PSM.AUTO)
+                api.set_psm(PSM.AUTO)
                 # a crop, not SetRectangle: with PSM.AUTO, tesserocr 2.13 read nothing in a
                 # rectangle that a crop of the same pixels reads
-                api.SetImage(blank.crop((0, int(top), w, int(bottom))))
+                api.set_image(blank.crop((0, int(top), w, int(bottom))))
                 # the same paragraphs as a page without tables (lines kept where they are lines)
-                parts.extend(plain_paragraphs(str(api.GetUTF8Text())))
+                parts.extend(plain_paragraphs(api.text()))
             if g is None:
                 break
             if any(c.text for c in g.cells):
                 parts.append(g)
             top = max(top, g.bbox[3])
     finally:
-        api.SetPageSegMode(PSM.AUTO)
-        api.Clear()
+        api.set_psm(PSM.AUTO)
+        api.clear()
     return _scanned(parts)
 
 

@@ -5,7 +5,8 @@ Contract:
 
 - ``find_lines(image) -> PageLayout``: Tesseract's layout analysis alone (no recognition:
   ``AnalyseLayout`` with ``PSM.AUTO_ONLY``) on the engine's page image: text line boxes in
-  reading order with their block numbers, no words. One API per thread, kept loaded. Cheap
+  reading order with their block numbers, no words. One API per thread, kept loaded
+  (``daemon.tessapi``'s cache). Cheap
   compared with recognition (bench/bench_pdf.py measures it); never raises for a page (an empty
   layout when Tesseract fails).
 - The render stage runs ``find_lines`` on a rendered page in its worker when the searchable PDF
@@ -35,13 +36,13 @@ from __future__ import annotations
 import functools
 import html
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
 from daemon.models import PageLayout, TextBox, TextLine
+from daemon.tessapi import OEM, PSM, ApiSpec, discard, load, thread_api
 from daemon.tessdata import tessdata_dir
 
 #: Text length per em of line (characters; a CJK character counts 2) beyond which the text and
@@ -61,8 +62,6 @@ _EMPH = re.compile(r"(\*\*|__|\*|`)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _QUOTE = re.compile(r"^\s*>\s?")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-
-_local = threading.local()
 
 
 @dataclass
@@ -84,39 +83,26 @@ class Placement:
 # --------------------------------------------------------------------------- layout analysis
 
 
-def _layout_api() -> Any:
-    api = getattr(_local, "api", None)
-    if api is None:
-        from tesserocr import OEM, PSM, PyTessBaseAPI
-
-        # Layout analysis needs no language model, but the API must be initialised with one;
-        # English is the smallest of ours.
-        api = PyTessBaseAPI(path=tessdata_dir(), lang="eng", psm=PSM.AUTO_ONLY, oem=OEM.LSTM_ONLY)
-        _local.api = api
-    return api
+def _layout_spec() -> ApiSpec:
+    # Layout analysis needs no language model, but the API must be initialised with one;
+    # English is the smallest of ours.
+    return ApiSpec(tessdata_dir(), "eng", PSM.AUTO_ONLY, OEM.LSTM_ONLY)
 
 
 def find_lines(image: Image.Image) -> PageLayout:
     """Text line boxes of ``image`` in reading order (layout analysis only; see the contract)."""
-    from tesserocr import RIL, iterate_level
-
+    load()  # (without tesserocr this raises, as it always did: only Tesseract's failures are caught)
     size = image.size
     lines: list[TextLine] = []
+    spec = _layout_spec()
     try:
-        api = _layout_api()
-        api.SetImage(image.convert("L") if image.mode != "L" else image)
-        it = api.AnalyseLayout()
-        block = -1
-        if it is not None:
-            for el in iterate_level(it, RIL.TEXTLINE):
-                if el.IsAtBeginningOf(RIL.BLOCK) or block < 0:
-                    block += 1
-                box = el.BoundingBox(RIL.TEXTLINE)
-                if box is not None and box[2] > box[0] and box[3] > box[1]:
-                    lines.append(TextLine(box=(int(box[0]), int(box[1]), int(box[2]), int(box[3])), block=block))
-        api.Clear()
+        api = thread_api(spec)
+        for ln in api.layout_lines(image.convert("L") if image.mode != "L" else image):
+            box = ln.box
+            if box[2] > box[0] and box[3] > box[1]:
+                lines.append(TextLine(box=(int(box[0]), int(box[1]), int(box[2]), int(box[3])), block=ln.block))
     except Exception:  # a layout failure only costs placement precision, never the page
-        _local.api = None
+        discard(spec)
         return PageLayout(size=size)
     return PageLayout(size=size, lines=lines)
 

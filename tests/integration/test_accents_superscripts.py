@@ -119,18 +119,20 @@ def test_a_line_of_one_size_has_no_superscript(tmp_path: Path) -> None:
 
 def test_tesseract_reads_accented_words_as_nfc(tmp_path: Path) -> None:
     """Tesseract's own read of accented Italian, through the words the searchable PDF places."""
-    from tesserocr import PSM, PyTessBaseAPI
-
     from daemon.engines.tesswords import word_layout
     from daemon.pages.orient import tessdata_dir
+    from daemon.tessapi import OEM, PSM, ApiSpec, new_api
 
     img = Image.new("L", (1400, 200), 255)
     font = ImageFont.truetype(DEJAVU, 56)
     ImageDraw.Draw(img).text((40, 60), "Perché la città può così", font=font, fill=0)
-    with PyTessBaseAPI(path=tessdata_dir(), lang="ita", psm=PSM.SINGLE_LINE) as api:
-        api.SetImage(img)
-        api.Recognize()
+    api = new_api(ApiSpec(tessdata_dir(), "ita", PSM.SINGLE_LINE, OEM.DEFAULT))
+    try:
+        api.set_image(img)
+        api.recognise()
         words = [w.text for ln in word_layout(api, img.size).lines for w in ln.words]
+    finally:
+        api.end()
     joined = " ".join(words)
     assert unicodedata.is_normalized("NFC", joined)
     assert "città" in joined and "può" in joined, joined

@@ -27,6 +27,7 @@ from daemon.engines.tessrecover import merge_text, missing_regions, recover  # n
 from daemon.engines.tesswords import word_layout  # noqa: E402
 from daemon.models import PageLayout  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402
+from daemon.tessapi import PSM  # noqa: E402
 
 
 def _words(s: str) -> list[str]:
@@ -45,20 +46,19 @@ def scan_page(tmp_path_factory: pytest.TempPathFactory) -> Image.Image:
 
 @pytest.fixture(scope="module")
 def api():  # type: ignore[no-untyped-def]
-    from tesserocr import OEM, PSM, PyTessBaseAPI
+    from daemon.tessapi import OEM, ApiSpec, new_api
 
-    a = PyTessBaseAPI(path=tessdata_dir(), lang="eng", psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
-    a.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+    a = new_api(ApiSpec(tessdata_dir(), "eng", PSM.AUTO, OEM.LSTM_ONLY, (("thresholding_method", THRESHOLDING_METHOD),)))
     yield a
-    a.End()
+    a.end()
 
 
 @pytest.fixture(scope="module")
 def read(scan_page: Image.Image, api) -> tuple[str, PageLayout]:  # type: ignore[no-untyped-def]
-    api.SetImage(scan_page)
-    text = tidy_text(api.GetUTF8Text())
+    api.set_image(scan_page)
+    text = tidy_text(api.text())
     layout = word_layout(api, scan_page.size)
-    api.Clear()
+    api.clear()
     return text, layout
 
 
@@ -105,10 +105,11 @@ def test_the_api_is_left_as_the_page_read_needs_it(scan_page: Image.Image, read,
     text, layout = read
     kept = PageLayout(layout.size, layout.lines[: len(layout.lines) // 2], True)
     recover(api, scan_page, kept, missing_regions(scan_page, kept), THRESHOLDING_METHOD)
-    assert api.GetVariableAsString("thresholding_method") == THRESHOLDING_METHOD
-    api.SetImage(scan_page)
-    assert _words(tidy_text(api.GetUTF8Text())) == _words(text)
-    api.Clear()
+    assert api.variable("thresholding_method") == THRESHOLDING_METHOD
+    assert api.psm() == PSM.AUTO
+    api.set_image(scan_page)
+    assert _words(tidy_text(api.text())) == _words(text)
+    api.clear()
 
 
 def test_a_photo_is_not_read_as_text(api) -> None:  # type: ignore[no-untyped-def]

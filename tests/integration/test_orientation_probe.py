@@ -322,10 +322,10 @@ def test_upright_page_read_first_skips_osd_and_its_band_is_the_language_probe(
     bands: list[str] = []
     real_ocr = engine._ocr
 
-    def ocr_spy(req: PageRequest, apis: dict, langs: list[str], gray: Image.Image, layout: bool = True) -> tuple:
+    def ocr_spy(req: PageRequest, langs: list[str], gray: Image.Image, layout: bool = True) -> tuple:
         if not layout:
             bands.append("+".join(langs))
-        return real_ocr(req, apis, langs, gray, layout)
+        return real_ocr(req, langs, gray, layout)
 
     monkeypatch.setattr(engine, "_ocr", ocr_spy)
     text = "\n\n".join(IT)

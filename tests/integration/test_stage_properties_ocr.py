@@ -48,15 +48,13 @@ ANGLES = (0, 90, 180, 270)
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[Any]:
-    """A tesserocr API set up as the Tesseract engine sets up its own (TesseractEngine._new_api)."""
-    from tesserocr import OEM, PSM, PyTessBaseAPI
+    """A Tesseract API set up as the Tesseract engine sets up its own (tesseract._spec)."""
+    from daemon.engines.tesseract import _spec
+    from daemon.tessapi import new_api
 
-    from daemon.engines.tesseract import THRESHOLDING_METHOD
-
-    a = PyTessBaseAPI(path=tessdata_dir(), lang="eng+deu", psm=PSM.AUTO, oem=OEM.LSTM_ONLY)
-    a.SetVariable("thresholding_method", THRESHOLDING_METHOD)
+    a = new_api(_spec(tessdata_dir(), ["eng", "deu"]))
     yield a
-    a.End()
+    a.end()
 
 
 #: Pages that have something for the table finders (a blank or noisy page has nothing to read).
@@ -76,14 +74,13 @@ def test_scanned_table_reader_never_fails(api: Any, img: Image.Image) -> None:
     read_scanned_page with the same API; the page text it returns parses, and the API is left
     in its page segmentation mode for the next page."""
     note(img.info.get("made_by", f"{img.mode} image of {img.size}"))
-    from tesserocr import PSM
-
     from daemon.engines.tesseract import word_layout
+    from daemon.tessapi import PSM
 
-    api.SetImage(img)
-    api.GetUTF8Text()
+    api.set_image(img)
+    api.text()
     words = word_layout(api, img.size)
-    api.Clear()
+    api.clear()
     grids = find_image_grids(img)
     regions = find_image_rule_regions(img, grids)
     grids += find_unruled_tables(words, [g.bbox for g in grids] + [r.bbox for r in regions])
@@ -95,7 +92,7 @@ def test_scanned_table_reader_never_fails(api: Any, img: Image.Image) -> None:
     assert text is None or isinstance(text, str)
     if text:
         parse_document([text], markdown=True, language="en")
-    assert api.GetPageSegMode() == PSM.AUTO
+    assert api.psm() == PSM.AUTO
 
 
 @settings(PROPS, max_examples=15)

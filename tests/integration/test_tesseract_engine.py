@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 from renderopts import render_opts
 
+from daemon import tessapi
 from daemon.config import EngineCfg, TesseractCfg
 from daemon.engines.base import PageRequest
 from daemon.engines.tesseract import TesseractEngine, choose_languages, tidy_text
@@ -179,7 +180,7 @@ class Gated(TesseractEngine):
         self.started: list[int] = []
         self.first_running = threading.Event()
 
-    def _recognise(self, req: PageRequest, apis: dict[str, object]) -> PageText:
+    def _recognise(self, req: PageRequest) -> PageText:
         self.started.append(req.index)
         self.first_running.set()
         self.gate.wait(60)
@@ -322,21 +323,15 @@ def test_start_api_is_reused_by_the_first_worker(tmp_path: Path) -> None:
     """start() loads an English API to check the install; the first worker thread reads with
     it instead of loading the model again (one load less per process: ``once`` pays it per
     document, bench/cpu_profile_2026-12-03.md), and the page reads as before."""
-    loads: list[str] = []
-
-    class Counting(TesseractEngine):
-        def _new_api(self, langs: list[str]) -> object:
-            loads.append("+".join(langs))
-            return super()._new_api(langs)
-
-    eng = Counting(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
+    before = tessapi.loads()
+    eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
     eng.start()
     try:
-        assert loads == ["eng"]
+        assert tessapi.loads() == before + 1
         res = eng.submit(PageRequest("doc-spare", 0, page(tmp_path, "en"))).result(timeout=120)
         assert len(found(docgen.SAMPLE_WORDS["en"], res.text)) >= 4, res.text
         assert res.meta["languages"] == ["eng"]
-        assert loads == ["eng"], "the worker loaded the English model again"
+        assert tessapi.loads() == before + 1, "the worker loaded the English model again"
     finally:
         eng.close()
     assert eng._spare is None
@@ -347,11 +342,11 @@ def test_unused_start_api_is_ended_on_close() -> None:
     ended: list[bool] = []
 
     class Fake:
-        def End(self) -> None:  # noqa: N802 (tesserocr's name)
+        def end(self) -> None:
             ended.append(True)
 
     eng = TesseractEngine(EngineCfg(tesseract=TesseractCfg(threads=1, languages=["en"])))
-    eng._spare = ("eng", Fake())  # as start() leaves it before a worker runs
+    eng._spare = Fake()  # type: ignore[assignment]  # as start() leaves it before a worker runs
     eng.close()
     assert ended == [True] and eng._spare is None
 

@@ -101,7 +101,8 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
         kw["is_output"] = j.is_output
     params = inspect.signature(InboxWatcher.__init__).parameters
     if "known" in params:  # the code of branch scale on (issue 34): as Service passes them
-        kw["known"] = j.known_unchanged
+        # one lookup per scanned folder where the journal has it (issue 36's round), else per 500 files
+        kw["known"] = j.known_under if hasattr(j, "known_under") else j.known_unchanged
     if "outputs_among" in params:
         kw["outputs_among"] = j.outputs_among
     elif "is_output_name" in params:

@@ -24,7 +24,8 @@ and a journal with a done row for each, through the journal's own API in one tra
 stat refreshed the way ``admit`` refreshes a done file found again unchanged in content -- the
 state a kept source is in after the daemon did it). Then one rescan is run in this process, wired
 as ``Service`` wires it (``InboxWatcher`` -> ``StabilityTracker.notice``, the tracker's ``skip`` is
-``Intake._skip_known``, the watcher's ``known`` is ``Journal.known_unchanged`` and its ``is_output_name``
+``Intake._skip_known``, the watcher's ``known`` is ``Journal.known_under`` (``known_unchanged`` in code
+before it) and its ``is_output_name``
 the same test as ``is_output`` where the code has them), and its CPU is measured (``time.process_time``) from the scan's start until the tracker has
 taken every candidate it was offered (``StabilityTracker._admit``: stat + "known?" per file) --
 which is what the daemon spends on every ``daemon.rescan_interval`` with nothing new.
@@ -101,7 +102,8 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
         kw["is_output"] = j.is_output
     params = inspect.signature(InboxWatcher.__init__).parameters
     if "known" in params:  # the code of branch scale on (issue 34): as Service passes them
-        kw["known"] = j.known_unchanged
+        # one lookup per scanned folder where the journal has it (issue 36's round), else per 500 files
+        kw["known"] = j.known_under if hasattr(j, "known_under") else j.known_unchanged
     if "outputs_among" in params:
         kw["outputs_among"] = j.outputs_among
     elif "is_output_name" in params:
@@ -150,7 +152,7 @@ def main() -> None:
             wall = min(r[1] for r in runs)
             print(f"{n:>12} | {built:>7.1f} | {cpus[0]:>10.3f} - {cpus[-1]:<9.3f} | {wall:>7.2f} | {runs[-1][2]:>7} |"
                   f" {runs[-1][3]:>7} | {1000 * cpus[0] / n:>11.4f}", flush=True)
-            emit(args.out, {"part": "rescan", "n": n, "build_s": round(built, 1), "rescan_cpu_s": [round(c, 3) for c in cpus],
+            emit(args.out, {"part": "rescan", "daemon": str(Path(daemon.__file__).parent), "n": n, "build_s": round(built, 1), "rescan_cpu_s": [round(c, 3) for c in cpus],
                             "wall_s": round(wall, 3), "offered": runs[-1][2], "cpu_per_file_ms": round(1000 * cpus[0] / n, 4)},
                  show=False)
             j.close()

@@ -8,9 +8,12 @@ Contract:
 - Inboxes with a cron ``schedule`` are not watched; ``scan(inbox)`` is run at those times.
 - ``scan()`` walks inboxes and enqueues every acceptable file: at start, on the periodic rescan
   timer, and immediately when inotify reports a queue overflow (events were lost). A file the
-  journal has unchanged (``known``: same path, size and mtime as its newest row, looked up for
-  ``SCAN_BATCH`` files at once) is left out, so a rescan costs what changed, not what is kept
-  (issue 34); the rest are asked ``outputs_among`` (the daemon's own outputs) in the same batches. Full scans never overlap: one asked for during another makes that one go round again.
+  journal has unchanged (same path, size and mtime as its newest row) is left out, so a rescan
+  costs what changed, not what is kept (issue 34): ``known`` gives the journal's (size, mtime) of
+  every file under the scanned folder in one lookup, and each file's ``lstat`` (made through the
+  folder's descriptor) is compared with it, before any other test of the file. The other files
+  are asked ``outputs_among`` (the daemon's own outputs) ``SCAN_BATCH`` at a time. Full scans
+  never overlap: one asked for during another makes that one go round again.
 - Never enqueued: hidden/temp files (``.*`` -- ``..*`` too --, ``~*``, ``*.part``, ``*.tmp``,
   ``*.crdownload``), files not matching the inbox's include/exclude globs, anything under an
   excluded folder (the daemon's failed/archive/output/state folders), and paths ``is_output``
@@ -28,7 +31,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -46,7 +49,7 @@ log = logging.getLogger(__name__)
 TEMP_SUFFIXES = (".part", ".tmp", ".crdownload", ".partial", ".swp", ".ocr-tmp")
 #: Hidden paths remembered as already logged (``_note_hidden``); past this the oldest are forgotten.
 HIDDEN_NOTED_MAX = 10_000
-#: Files a scan looks up in the journal at once (``known``): one query per batch.
+#: Files not known unchanged that a scan asks ``outputs_among`` about at once: one query per batch.
 SCAN_BATCH = 500
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "davfs", "sshfs")
 
@@ -117,11 +120,11 @@ class InboxWatcher:
         excluded_dirs: Iterable[Path] = (),
         is_output: Callable[[Path], bool] | None = None,
         is_output_name: Callable[[str], bool] | None = None,
-        known: Callable[[list[tuple[str, int, float]]], set[str]] | None = None,
+        known: Callable[[str], Mapping[str, tuple[int, float]]] | None = None,
         outputs_among: Callable[[list[str]], set[str]] | None = None,
     ) -> None:
         self.inboxes = list(inboxes)
-        self._known = known
+        self._known = known  # folder -> {path under it: (size, mtime)} of its files the journal has
         # is_output for a scan's batch at once (with ``known``: one query per batch, asked only
         # about the files ``known`` did not leave out; issue 34: no per-file lookup, no set in memory)
         self._outputs_among = outputs_among if known is not None else None
@@ -163,14 +166,25 @@ class InboxWatcher:
     # -- scanning ---------------------------------------------------------------------------
 
     def scan_dir(self, folder: Path, inbox: InboxCfg) -> int:
-        """Offer every acceptable file under ``folder``; returns how many were accepted (those the
-        journal has unchanged included). With ``known``, the files go to the sink in batches of
-        ``SCAN_BATCH``, less the ones ``known`` says the journal has unchanged (one journal query
-        per batch, not one per file: issue 34)."""
-        batch: list[tuple[str, int, float]] = []
-        n = self._scan_dir(folder, inbox, batch, self._folder_takes_files(folder, inbox))
+        """Offer every acceptable file under ``folder``; returns how many files it found, offered
+        or known unchanged. With ``known``, one journal lookup for the whole folder says which files
+        the journal has unchanged (a file whose size and mtime are its newest row's is not
+        offered, nor tested further), and the others go to the sink ``SCAN_BATCH`` at a time, less
+        those ``outputs_among`` says the daemon wrote (issue 34: what a rescan costs per kept file
+        is one ``lstat`` and a dict lookup)."""
+        batch: list[str] = []
+        n = self._scan_dir(folder, inbox, batch, self._folder_takes_files(folder, inbox), self._known_under(folder), "")
         self._flush(batch, inbox)
         return n
+
+    def _known_under(self, folder: Path) -> Mapping[str, tuple[int, float]]:
+        if self._known is None:
+            return {}
+        try:
+            return self._known(str(folder))
+        except Exception as e:  # the journal cannot answer now: the tracker asks it file by file
+            log.debug("known-file lookup failed (%s); offering every file", e)
+            return {}
 
     def _folder_takes_files(self, folder: Path, inbox: InboxCfg) -> bool:
         """Whether ``accepts`` would take a file of ``folder`` on its name alone: the folder is the
@@ -185,44 +199,62 @@ class InboxWatcher:
             return False
         return not any(is_within(os.path.abspath(folder), ex) for ex in self._excluded)
 
-    def _scan_dir(self, folder: Path, inbox: InboxCfg, batch: list[tuple[str, int, float]], fast: bool) -> int:
+    def _scan_dir(self, folder: Path, inbox: InboxCfg, batch: list[str], fast: bool,
+                  known: Mapping[str, tuple[int, float]], rel: str) -> int:
+        """``scan_dir`` of ``folder``, which is ``rel`` (``""`` or ending in "/") under the folder
+        ``known`` describes. The folder is read through a descriptor of its own: each ``lstat`` is
+        one name looked up in it, not a whole path walked again."""
         n = 0
         try:
-            it = os.scandir(folder)
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         except OSError as e:
             log.warning("cannot scan %s: %s", folder, e.strerror)
             return 0
+        top = os.fspath(folder)
         absfolder = os.path.abspath(folder)
-        with it:
-            for entry in it:
-                try:
-                    if entry.name.startswith(".") and (inbox.recursive or not entry.is_dir(follow_symlinks=False)):
-                        self._note_hidden(Path(entry.path), entry.is_dir(follow_symlinks=False))
-                    if entry.is_dir(follow_symlinks=False):
-                        if inbox.recursive and not is_temp_name(entry.name):
-                            sub = Path(entry.path)
-                            n += self._scan_dir(sub, inbox, batch, fast and self._folder_takes_files(sub, inbox))
+        try:
+            with os.scandir(fd) as it:
+                for entry in it:
+                    try:
+                        name = entry.name
+                        if name.startswith(".") and (inbox.recursive or not entry.is_dir(follow_symlinks=False)):
+                            self._note_hidden(Path(top, name), entry.is_dir(follow_symlinks=False))
+                        if entry.is_dir(follow_symlinks=False):
+                            if inbox.recursive and not is_temp_name(name):
+                                sub = Path(top, name)
+                                n += self._scan_dir(sub, inbox, batch, fast and self._folder_takes_files(sub, inbox),
+                                                    known, rel + name + "/")
+                            continue
+                        have = known.get(rel + name)
+                        if have is not None:
+                            st = entry.stat(follow_symlinks=False)
+                            if st.st_size == have[0] and st.st_mtime == have[1]:
+                                n += 1  # the journal has it unchanged: not offered
+                                continue
+                        path = os.path.join(top, name)
+                        if not (self._accepted(name, path, absfolder, inbox) if fast else self.accepts(Path(path), inbox)):
+                            continue
+                        n += 1
+                        if self._known is None:
+                            self._sink(Candidate(Path(path), inbox.name))
+                            continue
+                        batch.append(path)
+                        if len(batch) >= SCAN_BATCH:
+                            self._flush(batch, inbox)
+                    except OSError:
                         continue
-                    if not (self._accepted(entry, absfolder, inbox) if fast else self.accepts(Path(entry.path), inbox)):
-                        continue
-                    n += 1
-                    if self._known is None:
-                        self._sink(Candidate(Path(entry.path), inbox.name))
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                    batch.append((entry.path, st.st_size, st.st_mtime))
-                    if len(batch) >= SCAN_BATCH:
-                        self._flush(batch, inbox)
-                except OSError:
-                    continue
+        except OSError as e:
+            log.warning("cannot scan %s: %s", folder, e.strerror)
+        finally:
+            os.close(fd)
         return n
 
-    def _accepted(self, entry: os.DirEntry[str], absfolder: str, inbox: InboxCfg) -> bool:
-        """``accepts`` for a file of a folder that ``_folder_takes_files``, on strings (no
-        ``Path`` built per file: a rescan tests every file of the inbox)."""
-        if is_temp_name(entry.name):
+    def _accepted(self, name: str, path: str, absfolder: str, inbox: InboxCfg) -> bool:
+        """``accepts`` for the file ``name`` (at ``path``) of a folder that ``_folder_takes_files``,
+        on strings (no ``Path`` built per file: a rescan tests every new file of the inbox)."""
+        if is_temp_name(name):
             return False
-        ap = os.path.join(absfolder, entry.name)
+        ap = os.path.join(absfolder, name)
         if ap in self._excluded_names:  # a file is under an excluded folder only if it is one
             return False
         if self._outputs_among is not None:
@@ -232,19 +264,15 @@ class InboxWatcher:
                 return False
         elif self._is_output is not None and self._is_output(Path(ap)):
             return False
-        return inbox.wants_name(entry.name, entry.path)
+        return inbox.wants_name(name, path)
 
-    def _flush(self, batch: list[tuple[str, int, float]], inbox: InboxCfg) -> None:
-        """Hand on the files of ``batch`` the journal does not have unchanged; empties it."""
+    def _flush(self, batch: list[str], inbox: InboxCfg) -> None:
+        """Hand on the files of ``batch`` (none of them known unchanged) that are not the daemon's
+        outputs; empties it."""
         if not batch:
             return
-        try:
-            skip = self._known(batch) if self._known is not None else set()
-        except Exception as e:  # the journal cannot answer now: the tracker asks it file by file
-            log.debug("known-file lookup failed (%s); offering every file", e)
-            skip = set()
-        rest = [p for p, _size, _mtime in batch if p not in skip]
-        if rest and self._outputs_among is not None:
+        rest = batch
+        if self._outputs_among is not None:
             outputs = self._outputs_among(rest)  # never raises: answers "output" when it cannot tell
             rest = [p for p in rest if p not in outputs]
         for p in rest:

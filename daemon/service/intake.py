@@ -201,7 +201,7 @@ class Intake:
             excluded_dirs=excluded,
             is_output=self.pipeline.claims.is_output if self.pipeline else None,
             is_output_name=self.pipeline.claims.is_output if self.pipeline else None,
-            known=self.journal.known_unchanged,  # a rescan skips kept files done already, in batches
+            known=self.journal.known_under,  # a rescan skips kept files done already: one lookup per folder
             outputs_among=self.pipeline.claims.outputs_among if self.pipeline else None,
         )
         self.watcher.start()

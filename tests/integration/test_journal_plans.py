@@ -60,6 +60,7 @@ def _life(j: Journal, root: Path) -> None:
     j.find(archive / "b.pdf")
     j.find(a)
     j.known_unchanged([(a, a.stat().st_size, a.stat().st_mtime), (c, 1, 2.0)])
+    j.known_under(inbox)  # the rescan: one range of the path index and one of final_path
     assert j.requeue(paths=[archive / "b.pdf"]) == [doc_b.id]
     j.claim(doc_b.id)
     j.fail(doc_b.id, "bad", root / "failed" / "b.pdf")

@@ -64,17 +64,17 @@ def test_inotify_events_reach_the_sink_and_scan_finds_existing_files(tmp_path: P
         w.stop()
 
 
-def test_a_rescan_leaves_out_files_the_journal_has_unchanged_in_batched_lookups(tmp_path: Path) -> None:
+def test_a_rescan_leaves_out_files_the_journal_has_unchanged_with_one_lookup_per_folder(tmp_path: Path) -> None:
     """Issue 34: a rescan of an inbox of kept done files offers only what changed, with one journal
-    lookup per ``SCAN_BATCH`` files; a file changed in place is offered again (the daemon takes
-    it, as before); a journal that cannot answer makes the scan offer everything (the tracker then
-    asks file by file)."""
-    from daemon.intake.watch import SCAN_BATCH
+    lookup for the scanned folder (subfolders included); a file changed in place is offered again
+    (the daemon takes it, as before), and so is a file the daemon moved to a kept file's path from
+    elsewhere (the tracker asks the journal about it); a journal that cannot answer makes the scan
+    offer everything (the tracker then asks file by file)."""
     from daemon.journal.store import Journal
 
     folder = tmp_path / "in"
     (folder / "sub").mkdir(parents=True)
-    files = [folder / f"f{i}.pdf" for i in range(SCAN_BATCH + 20)] + [folder / "sub" / "deep.pdf"]
+    files = [folder / f"f{i}.pdf" for i in range(520)] + [folder / "sub" / "deep.pdf"]
     for i, p in enumerate(files):
         p.write_bytes(b"%PDF-1.4 " + str(i).encode() + b"\n%%EOF\n")
     j = Journal(tmp_path / "state")
@@ -82,25 +82,30 @@ def test_a_rescan_leaves_out_files_the_journal_has_unchanged_in_batched_lookups(
         j.admit(p, "in")
     fresh = folder / "fresh.pdf"
     fresh.write_bytes(b"%PDF-1.4 fresh\n%%EOF\n")
-    calls: list[int] = []
+    calls: list[str] = []
     broken = False
 
-    def known(batch: list[tuple[str, int, float]]) -> set[str]:
-        calls.append(len(batch))
+    def known(under: str) -> dict[str, tuple[int, float]]:
+        calls.append(under)
         if broken:
             raise OSError("journal down")
-        return j.known_unchanged(batch)
+        return j.known_under(under)
 
     seen: list[Candidate] = []
     inbox = InboxCfg(path=folder, recursive=True)
     w = InboxWatcher([inbox], seen.append, known=known)
-    assert w.scan() == len(files) + 1  # every acceptable file counts, offered or not
+    assert w.scan() == len(files) + 1  # every file found counts, offered or not
     assert [c.path for c in seen] == [fresh]
-    assert len(calls) == 2 and sum(calls) == len(files) + 1
+    assert calls == [str(folder)]
     os.utime(files[3], ns=(1, 10**18))  # changed in place: offered again
+    elsewhere = tmp_path / "elsewhere.pdf"
+    elsewhere.write_bytes(b"%PDF-1.4 moved in\n%%EOF\n")
+    moved = j.admit(elsewhere, "in").document
+    assert moved is not None
+    j.set_final_path(moved.id, files[4])  # a row that ends at a kept file's path: find may pick it
     seen.clear()
     w.scan()
-    assert {c.path for c in seen} == {fresh, files[3]}
+    assert {c.path for c in seen} == {fresh, files[3], files[4]}
     broken = True
     seen.clear()
     w.scan()
@@ -309,7 +314,7 @@ def test_a_rescan_leaves_out_the_daemon_s_outputs_asked_in_batches(tmp_path: Pat
         return j.outputs_among(paths)
 
     seen: list[Candidate] = []
-    w = InboxWatcher([InboxCfg(path=folder)], seen.append, known=j.known_unchanged, outputs_among=among)
+    w = InboxWatcher([InboxCfg(path=folder)], seen.append, known=j.known_under, outputs_among=among)
     w.scan()
     assert [c.path for c in seen] == [fresh] and asked == [2]  # scan.pdf known, scan.ocr.pdf an output
     j.close()

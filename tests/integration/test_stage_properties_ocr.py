@@ -28,12 +28,14 @@ from hypothesis import strategies as st
 from PIL import Image
 from propgen import HOSTILE, PAGE_TEXTS, PROPS, layouts, page_images, random_page
 
+from daemon.document.model import Block
 from daemon.document.parse import parse_document
 from daemon.models import PageLayout
 from daemon.pagerecord import EngineText, LayerBlocks, PageGeometry, PageResult
 from daemon.pages import orient
 from daemon.pages.orient import tessdata_dir
 from daemon.pages.scantables import (
+    ScannedPage,
     find_image_grids,
     find_image_rule_regions,
     find_unruled_tables,
@@ -87,11 +89,12 @@ def test_scanned_table_reader_never_fails(api: Any, img: Image.Image) -> None:
     event(f"tables to read: {'yes' if grids or regions else 'no'}")
     if not grids and not regions:
         return
-    text = read_scanned_page(api, img, grids, regions)
-    event(f"read: {'a table' if text else 'no table after all'}")
-    assert text is None or isinstance(text, str)
-    if text:
-        parse_document([text], markdown=True, language="en")
+    got = read_scanned_page(api, img, grids, regions)
+    event(f"read: {'a table' if got else 'no table after all'}")
+    assert got is None or isinstance(got, ScannedPage)
+    if got:
+        assert all(isinstance(b, Block) for b in got.blocks)
+        parse_document([got.text], markdown=True, language="en")
     assert api.psm() == PSM.AUTO
 
 

@@ -38,6 +38,7 @@ def main() -> int:
     args = p.parse_args()
 
     from daemon.config import load_config
+    from daemon.engines import tesseract as tess_module
     from daemon.engines.base import PageRequest
     from daemon.engines.tesseract import TesseractEngine
     from daemon.pages import render
@@ -58,7 +59,7 @@ def main() -> int:
             kind = ("ocr:" if layout else "probe:") + "+".join(langs if len(langs) < 4 else [f"{len(langs)} models"])
             calls.append((kind, time.thread_time() - t))
 
-    orig_tables = eng._tables
+    orig_tables = tess_module.page_tables
 
     def timed_tables(*a: Any) -> Any:
         t = time.thread_time()
@@ -68,7 +69,7 @@ def main() -> int:
             calls.append(("tables", time.thread_time() - t))
 
     eng._ocr = timed_ocr  # type: ignore[method-assign]
-    eng._tables = timed_tables  # type: ignore[method-assign]
+    tess_module.page_tables = timed_tables  # the engine's table pass (daemon.engines.tesstables)
     manifest = json.loads((args.corpus / "manifest.json").read_text(encoding="utf-8"))
     docs = [d for d in manifest if not args.only or any(s in d["file"] for s in args.only.split(","))]
     totals: collections.Counter[str] = collections.Counter()

@@ -13,7 +13,8 @@ Contract:
 The stages, one module each:
 
 - :mod:`daemon.config.schema`: the pydantic models, the languages, the formats (from the
-  writers' registry), template placeholders.
+  writers' registry), template placeholders; the ``daemon:`` section's model is in
+  :mod:`daemon.config.daemon_schema`, the endpoint's in :mod:`daemon.config.http_schema`.
 - :mod:`daemon.config.load`: file -> text -> YAML data with the line of every key (size and
   alias-bomb limits, ``safe_load`` semantics only).
 - :mod:`daemon.config.normalise`: whole-file defaults (the shipped doctypes) and path resolution.
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from daemon.config.daemon_schema import DaemonCfg
+from daemon.config.http_schema import HttpCfg
 from daemon.config.load import LoadedYaml, parse_yaml, read_config_file
 from daemon.config.normalise import resolve_paths, shipped_doctypes
 from daemon.config.schema import (
@@ -38,13 +41,11 @@ from daemon.config.schema import (
     LANGUAGES,
     TEMPLATE_FIELDS,
     Config,
-    DaemonCfg,
     DoctypeCfg,
     EngineCfg,
     EngineDebugCfg,
     FeatureMatchers,
     Format,
-    HttpCfg,
     InboxCfg,
     Lang,
     LangOrUnknown,

@@ -1,6 +1,7 @@
 """``daemon.http``: the HTTP endpoint's settings and what its listen address means.
 
-``schema.py`` re-exports everything here; the endpoint itself is daemon/service/http.py,
+``daemon/config/__init__.py`` re-exports ``HttpCfg`` (``DaemonCfg.http``, in
+:mod:`daemon.config.daemon_schema`); the endpoint itself is daemon/service/http.py,
 httpserver.py, httpguard.py, upload.py.
 """
 

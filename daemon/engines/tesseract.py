@@ -1,10 +1,9 @@
 """The Tesseract CPU engine: tesserocr (bundled Tesseract 5.5) with Debian's tessdata.
 
-(One engine: its worker threads, queue and drain, the page's passes (the language probe, the
-read, the upside-down, lost-text and table checks) and the measured constants behind each; the
-loaded Tesseract APIs are ``daemon.tessapi``'s per-thread cache; which models read a page is
-``daemon.engines.tessplan``; each document's language ``daemon.engines.tessdoc``; the
-text tidying and the words ``daemon.engines.tesswords``.)
+(One engine: its worker threads, queue and drain, the page's passes (the language probe, the read,
+the upside-down, lost-text and table checks) and the measured constants behind each; the loaded
+APIs are ``daemon.tessapi``'s per-thread cache; which models read a page ``daemon.engines.tessplan``;
+each document's language ``tessdoc``; the text and words ``tesswords``; the table pass ``tesstables``.)
 
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
 
@@ -62,8 +61,7 @@ probe could not tell and the page's own text named another language).
 
 Checks before the costly passes (issue 26): a page read below ``FLIP_RETRY_BELOW_CONF`` is read
 upside down in full only when its probe band reads ``FLIP_MARGIN`` better upside down; the table
-search reads nothing when the page image shows no table (``daemon.pages.scantables``), and reads
-only the table cells when it does (the text around the tables is the page read's own words).
+search (``daemon.engines.tesstables``) reads nothing when the page shows no table.
 
 Lost text (issue 32; optional stage ``lost_text``): a page read below ``FLIP_RETRY_BELOW_CONF``
 is also read with Otsu's global threshold and that read kept when ``FLIP_MARGIN`` surer (Sauvola
@@ -107,7 +105,8 @@ from daemon.engines.tessplan import (
     vertical_band,
     vertical_models,
 )
-from daemon.engines.tessrecover import merge_text, missing_regions, recover
+from daemon.engines.tessrecover import lost_text, merge_text
+from daemon.engines.tesstables import page_tables
 from daemon.engines.tesswords import ink_ppm_of as _ink_ppm
 from daemon.engines.tesswords import (
     layout_confidences,
@@ -118,15 +117,6 @@ from daemon.engines.tesswords import (
 )
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
-from daemon.pages.scanrules import light_segments, rule_runs
-from daemon.pages.scantables import (
-    ScannedPage,
-    find_image_grids,
-    find_image_rule_regions,
-    find_unruled_tables,
-    image_segments,
-    read_scanned_page,
-)
 from daemon.stages import Degraded, Stage, optional
 from daemon.tessapi import (
     OEM,
@@ -448,19 +438,19 @@ class TesseractEngine(Engine):
                 meta_threshold = "otsu"
         # ink the read left without words (a dropped paragraph) read again on its own
         lost_gray, lost_words = gray, words_on_gray
-        got_lost = optional(Stage.LOST_TEXT, lambda: self._lost_text(langs, lost_gray, lost_words),
+        got_lost = optional(Stage.LOST_TEXT, lambda: lost_text(_spec(self.tessdata, langs), lost_gray, lost_words, THRESHOLDING_METHOD),
                             lambda: None, degraded)
         if got_lost is not None:
             words_on_gray, recovered = got_lost
             text = tidy_text(merge_text(text, words_on_gray, recovered))
             layout = words_on_gray  # on the turned page, like the read's (see above)
-        # tables: ruled ones read cell by cell, unruled ones from the words above (Markdown page)
+        # tables (``tesstables``): ruled ones read cell by cell, unruled ones from the words above
         page_gray, page_words = gray, words_on_gray
         rejected: list[str] = []
         # (not on a page written in columns: the table search reads rows of horizontal words,
         # and a vertical letter's columns came out as a 7-column table of single characters)
         tables = None if plan.vertical else optional(
-            Stage.TABLES, lambda: self._tables(req, langs, page_gray, page_words, rejected), lambda: None, degraded
+            Stage.TABLES, lambda: page_tables(_spec(self.tessdata, langs), page_gray, page_words, rejected), lambda: None, degraded
         )
         # a table whose cells lost words stayed page text: the sidecar says so (issue 32)
         degraded.extend(Degraded(Stage.TABLES.value, why) for why in rejected)
@@ -591,42 +581,6 @@ class TesseractEngine(Engine):
             return self._ocr(req, langs, gray)
         finally:
             api.set_variable("thresholding_method", THRESHOLDING_METHOD)
-
-    def _lost_text(
-        self, langs: list[str], gray: Any, words: PageLayout,
-    ) -> tuple[PageLayout, set[int]] | None:
-        """``words`` with the lines of ink the read left without words (``tessrecover``); None
-        when there were none (the check alone, ~0.03 s, on every page)."""
-        regions = missing_regions(gray, words)
-        if not regions:
-            return None
-        try:
-            merged, recovered = recover(thread_api(_spec(self.tessdata, langs)), gray, words, regions, THRESHOLDING_METHOD)
-        except Exception:
-            discard(_spec(self.tessdata, langs))  # a failed API may be in a bad state: rebuild it next time
-            raise
-        return (merged, recovered) if recovered else None
-
-    def _tables(self, req: PageRequest, langs: list[str], gray: Any, words: PageLayout,
-                rejected: list[str] | None = None) -> ScannedPage | None:
-        """The page with its tables, as blocks and as Markdown: ruled ones read cell by cell
-        (``daemon.pages.tables``), unruled ones from the pass's ``words``; None when the page
-        image has no table."""
-
-        # dark runs and thin (light or dark) rules found once for both searches and for painting
-        # the rules out before the cells are read (0.1 s each at 300 dpi)
-        runs = rule_runs(gray)
-        segments, light = image_segments(gray), light_segments(gray, runs)
-        grids = find_image_grids(gray, segments, light)
-        regions = find_image_rule_regions(gray, grids, segments, light)
-        grids += find_unruled_tables(words, [g.bbox for g in grids] + [r.bbox for r in regions])
-        if not grids and not regions:
-            return None
-        try:
-            return read_scanned_page(thread_api(_spec(self.tessdata, langs)), gray, grids, regions, words, runs, rejected)
-        except Exception:
-            discard(_spec(self.tessdata, langs))  # a failed API may be in a bad state: rebuild it next time
-            raise  # the optional stage's boundary (``_recognise``) records it; the page keeps its text
 
     def _ocr(
         self, req: PageRequest, langs: list[str], gray: Any, layout: bool = True,

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from daemon.writers.pdf import PdfReport
+    from daemon.writers.pdfreport import PdfReport
 
 from daemon.document.model import Document, Table
 from daemon.writers.pdflayout import plain_lines

@@ -47,7 +47,8 @@ from daemon.stages import Degraded, Stage, optional
 from daemon.understand.classify import classify
 from daemon.understand.route import choose_route
 from daemon.writers import WriterOptions, render_outputs
-from daemon.writers.pdf import PdfReport, pdf_suffix, write_pdf
+from daemon.writers.pdf import pdf_suffix, write_pdf
+from daemon.writers.pdfreport import PdfReport
 
 log = logging.getLogger(__name__)
 

@@ -90,7 +90,7 @@ from daemon.stages import Degraded
 from daemon.understand.route import choose_route
 from daemon.writers import render_outputs
 from daemon.writers.convert import join_raw_pages
-from daemon.writers.pdf import PdfReport
+from daemon.writers.pdfreport import PdfReport
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from daemon.pagerecord import PageResult
 from daemon.quality.review import Review
 from daemon.service.timings import Timings
 from daemon.stages import Degraded
-from daemon.writers.pdf import PdfReport
+from daemon.writers.pdfreport import PdfReport
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ with the text of the page records ``pages`` (``daemon.pagerecord.PageResult``: t
 and geometry) placed on its pages, its title and language from the document ``doc``
 (``pdf_title``, ``doc.language``); it prepares the writer's ``PdfInput`` and calls
 ``write_pdf_input(inp: PdfInput) -> PdfOutput``: ``data`` is a PDF with one page per source page, in
-order, and ``report`` (``PdfReport``, the sidecar's ``pdf``: ``to_json()``) what the sidecar records (``pages``: per page how its text was placed --
+order, and ``report`` (``daemon.writers.pdfreport.PdfReport``, the sidecar's ``pdf``: ``to_json()``) what the sidecar records (``pages``: per page how its text was placed --
 ``words``, ``lines``, ``blocks``, ``page``, ``none`` (no text), ``text_layer`` (left untouched:
 the page's text came from its own text layer, or a PDF page that already has text); ``pdfa``:
 ``"PDF/A-2b"`` or the error that kept the plain PDF). It reads ``inp.source`` (never writes it),
@@ -76,6 +76,7 @@ from daemon.pages.deskew import unskew_point
 from daemon.pages.probe import mupdf
 from daemon.stages import Degraded, Stage, optional
 from daemon.writers.pdflayout import PlacedLine, Placement, place_text
+from daemon.writers.pdfreport import PdfPageReport, PdfReport
 
 if TYPE_CHECKING:
     import pikepdf
@@ -93,64 +94,6 @@ class PdfInput:
     language: str = "unknown"
     title: str = ""
     pdfa: bool = False
-
-
-@dataclass
-class PdfPageReport:
-    """How one page's text was placed (the sidecar's ``pdf.pages[]``): ``page`` (1-based), its
-    ``placement``, ``lines`` drawn (None: left untouched), the placement's failures; what the
-    check of the written PDF found (``daemon.quality.run``): ``text_found``, ``check_degraded``."""
-
-    page: int
-    placement: str
-    lines: int | None = None
-    degraded: list[Degraded] = field(default_factory=list)
-    text_found: float | None = None
-    check_degraded: list[Degraded] = field(default_factory=list)
-
-    @property
-    def index(self) -> int:
-        """The page's 0-based index."""
-        return self.page - 1
-
-    def all_degraded(self) -> list[Degraded]:
-        """The placement's failures, then the check's."""
-        return [*self.degraded, *self.check_degraded]
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"page": self.page, "placement": self.placement}
-        if self.lines is not None:
-            out["lines"] = self.lines
-        # the placement's failures come before the check's figure, the check's alone after it
-        if self.degraded:
-            out["degraded"] = [d.to_json() for d in self.all_degraded()]
-        if self.text_found is not None:
-            out["text_found"] = self.text_found
-        if self.check_degraded and not self.degraded:
-            out["degraded"] = [d.to_json() for d in self.check_degraded]
-        return out
-
-
-@dataclass
-class PdfReport:
-    """What the sidecar records about the searchable PDF (its ``pdf``): per page how its text was
-    placed, and the PDF/A outcome (``pdfa``: ``"PDF/A-2b"``, or ``pdfa_error``: why the plain PDF
-    was written instead); or, for a PDF that could not be made at all, why (``error``, alone)."""
-
-    pages: list[PdfPageReport] = field(default_factory=list)
-    pdfa: str | None = None
-    pdfa_error: str | None = None
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        if self.error is not None:
-            return {"error": self.error}
-        out: dict[str, Any] = {"pages": [p.to_json() for p in self.pages]}
-        if self.pdfa is not None:
-            out["pdfa"] = self.pdfa
-        if self.pdfa_error is not None:
-            out["pdfa_error"] = self.pdfa_error
-        return out
 
 
 @dataclass

@@ -24,7 +24,8 @@ from daemon.pages.textlayer import read_or_render
 from daemon.quality import Review
 from daemon.quality.checks import check_pdf
 from daemon.quality.run import checked_pdf
-from daemon.writers.pdf import PdfInput, PdfOutput, PdfPageReport, PdfReport, write_pdf, write_pdf_input
+from daemon.writers.pdf import PdfInput, PdfOutput, write_pdf, write_pdf_input
+from daemon.writers.pdfreport import PdfPageReport, PdfReport
 
 TEXT = ("Quarterly report of the Harbour Road workshop. Orders rose in the spring, deliveries kept pace, "
         "and the new lathe paid for itself within four months. Staff training continues in June.")

@@ -71,7 +71,7 @@ TABLE_PAGES = page_images(st.integers(120, 1000), ("table", "table", "grid", "sh
 @example(Image.new("L", (1, 1), 0))
 @example(Image.new("L", (800, 600), 0))  # all black: one rule per row and column
 def test_scanned_table_reader_never_fails(api: Any, img: Image.Image) -> None:
-    """What the engine does on every page (TesseractEngine._tables): the page's words, the ruled
+    """What the engine does on every page (daemon.engines.tesstables.page_tables): the page's words, the ruled
     grids and rule regions on its pixels, the unruled tables among its words, then
     read_scanned_page with the same API; the page text it returns parses, and the API is left
     in its page segmentation mode for the next page."""

@@ -130,7 +130,6 @@ def cmd_stages(args: argparse.Namespace) -> int:
     from daemon.pagerecord import ImagePage
     from daemon.pages import orient, render, textlayer
     from daemon.service.pipeline import render_options
-    from daemon.writers import pdflayout
 
     cfg = load_config(REPO / "rules.yaml")
     opts = render_options(cfg, "tesseract")
@@ -152,8 +151,7 @@ def cmd_stages(args: argparse.Namespace) -> int:
     if hasattr(orient, "upright_by_reading"):
         ck.wrap(orient, "upright_with_script", "orient: other")
     ck.wrap(render, "deskew", "render: deskew")
-    if hasattr(pdflayout, "find_lines"):
-        ck.wrap(pdflayout, "find_lines", "render: line finder")
+    ck.wrap(textlayer, "find_lines", "render: line finder")
     # engine
     # (the engine's APIs carry its threshold variable; the render stage's do not)
     ck.wrap(tessapi, "new_api", lambda spec: "engine: model load" if spec.variables else "orient: model load")

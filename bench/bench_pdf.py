@@ -42,13 +42,13 @@ from daemon.config import EngineCfg  # noqa: E402
 from daemon.document.model import Document  # noqa: E402
 from daemon.engines.base import PageRequest  # noqa: E402
 from daemon.engines.tesseract import TesseractEngine  # noqa: E402
-from daemon.engines.tesswords import word_layout  # noqa: E402
 from daemon.pagerecord import EngineText, ImagePage, PageResult  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402
 from daemon.pages.probe import page_count  # noqa: E402
 from daemon.pages.textlayer import read_or_render  # noqa: E402
+from daemon.tessapi import find_lines, word_layout  # noqa: E402
 from daemon.writers.pdf import write_pdf  # noqa: E402
-from daemon.writers.pdflayout import _tokens, find_lines, place_text  # noqa: E402
+from daemon.writers.pdflayout import _tokens, place_text  # noqa: E402
 
 LANGS = ["de", "en", "fr", "sv", "zh", "ja"]
 GPU_PAGES_PER_S = 8.0

@@ -2,10 +2,10 @@
 
 Like OCRmyPDF's ``_exec/tesseract.py``, every stage that reads with Tesseract goes through here:
 the engine's page reads and its language probe (``daemon.engines.tesseract``, ``tessplan``),
-its words (``daemon.engines.tesswords``), the lost-text re-read (``daemon.engines.tessrecover``),
+its words (``word_layout`` here), the lost-text re-read (``daemon.engines.tessrecover``),
 the table cells (``daemon.pages.scantables``), orientation (OSD) and the read checks and
 dictionary probe around it (``daemon.pages.orient``), and the line boxes of the searchable PDF
-(``daemon.writers.pdflayout``). ``tests/unit/test_tesserocr_adapter.py`` fails when another
+(``find_lines`` here, run by the render stage for ``daemon.writers.pdflayout``). ``tests/unit/test_tesserocr_adapter.py`` fails when another
 module of ``daemon/`` imports tesserocr.
 
 Contract:
@@ -36,6 +36,20 @@ Contract:
   ``LineRead`` records), ``orientation`` (OSD, as an ``Osd`` record), ``clear``, ``end``.
   Tesseract's failures come through as tesserocr raises them (``RuntimeError``).
 - ``load()``: imports tesserocr (``ImportError`` when it is not installed).
+- ``word_layout(api, size) -> PageLayout``: the words of the page ``api`` has just recognised
+  (``TessApi.words``; grouped by line in Tesseract's reading order, blocks numbered from 0), in
+  Unicode NFC, leaving out empty words (``WordRead.text`` None or blank; a word without a box),
+  and their confidences weighted by length (``PageLayout.confidence``, the page's quality
+  figure). Used by the Tesseract engine (the searchable PDF's words, the table search) and the
+  scanned-table reader (``daemon.pages.scantables``).
+- ``find_lines(image) -> PageLayout``: Tesseract's layout analysis alone (no recognition:
+  ``AnalyseLayout`` with ``PSM.AUTO_ONLY``) on the engine's page image: text line boxes in
+  reading order with their block numbers, no words. One API per thread, kept loaded (this
+  module's cache). Cheap compared with recognition (bench/bench_pdf.py measures it); never
+  raises for a page (an empty layout when Tesseract fails). The render stage runs it on a
+  rendered page in its worker when the searchable PDF needs line boxes
+  (``daemon.pages.textlayer.read_or_render(..., lines=True)``); ``daemon.writers.pdflayout``
+  places a VLM's text on them.
 
 Import: tesserocr is imported on first use (``load``, ``new_api``), never when this module is
 imported: Tesseract's library reads ``OMP_THREAD_LIMIT`` once, when the first ``import
@@ -56,8 +70,15 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
+import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from daemon.models import PageLayout, TextBox, TextLine
+from daemon.tessdata import tessdata_dir
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 __all__ = [
     "PSM",
@@ -351,3 +372,59 @@ def release_thread() -> None:
         with contextlib.suppress(Exception):
             api.end()
     apis.clear()
+
+
+# --------------------------------------------------------------------------- the stages' reads
+
+
+def word_layout(api: TessApi, size: tuple[int, int]) -> PageLayout:
+    """The words of the page ``api`` has just recognised, with their boxes, grouped by line in
+    Tesseract's reading order (blocks numbered from 0). Empty words (Tesseract reports some for
+    image regions, and one without any box for an image with no text: a crop of nothing but
+    fill-in lines) are left out; a line without any word is dropped. Never raises for what
+    Tesseract found on the image (the scanned-table reader's crops come through here too)."""
+    lines: list[TextLine] = []
+    block = -1
+    weighted = chars = 0.0  # the words' confidences weighted by their lengths (daemon.quality)
+    for w in api.words():
+        if w.new_block or block < 0:
+            block += 1
+        if w.new_line or not lines:
+            if w.line_box is None:
+                continue
+            lines.append(TextLine(box=w.line_box, block=block))
+        if w.text is None:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
+            continue
+        text = unicodedata.normalize("NFC", w.text.strip())
+        wbox = w.box
+        if text and wbox is not None:
+            conf = w.conf
+            lines[-1].words.append(TextBox(text=text, box=wbox, conf=conf))
+            weighted += len(text) * max(0.0, conf)
+            chars += len(text)
+    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True,
+                      confidence=weighted / chars if chars else None)
+
+
+def _layout_spec() -> ApiSpec:
+    # Layout analysis needs no language model, but the API must be initialised with one;
+    # English is the smallest of ours.
+    return ApiSpec(tessdata_dir(), "eng", PSM.AUTO_ONLY, OEM.LSTM_ONLY)
+
+
+def find_lines(image: Image.Image) -> PageLayout:
+    """Text line boxes of ``image`` in reading order (layout analysis only; see the contract)."""
+    load()  # (without tesserocr this raises, as it always did: only Tesseract's failures are caught)
+    size = image.size
+    lines: list[TextLine] = []
+    spec = _layout_spec()
+    try:
+        api = thread_api(spec)
+        for ln in api.layout_lines(image.convert("L") if image.mode != "L" else image):
+            box = ln.box
+            if box[2] > box[0] and box[3] > box[1]:
+                lines.append(TextLine(box=(int(box[0]), int(box[1]), int(box[2]), int(box[3])), block=ln.block))
+    except Exception:  # a layout failure only costs placement precision, never the page
+        discard(spec)
+        return PageLayout(size=size)
+    return PageLayout(size=size, lines=lines)

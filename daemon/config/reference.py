@@ -17,9 +17,10 @@ Contract:
   which resolves in a checkout without a network or a published URL. An installed
   /etc/ocr-daemon/rules.yaml has no docs/ beside it: ``ocr-daemon config schema`` writes the same
   schema wherever it is wanted.
-- ``effective_yaml(cfg, in_force(cfg))`` is the effective config (defaults and the shipped
+- ``effective_yaml(cfg, in_force)`` is the effective config (defaults and the shipped
   doctypes filled in, paths resolved) as YAML that loads back to the same config; ``ocr-daemon
-  config show`` prints it and ``ocr-daemon config schema`` the JSON Schema
+  config show`` prints it (``in_force``: what the automatic settings come to, from
+  ``daemon.commands.config.in_force``) and ``ocr-daemon config schema`` the JSON Schema
   (``daemon.commands.config``).
 """
 
@@ -325,32 +326,6 @@ def _annotate(text: str, notes: dict[str, str]) -> str:
                 line += f"  # in force: {notes[dotted]}"
         out.append(line)
     return "\n".join(out) + "\n"
-
-
-def in_force(cfg: Config) -> dict[str, str]:
-    """What the automatic settings come to on this machine (``config show``): the engine ``auto``
-    picks, and the counts that 0 means (the service's own rules: ``Workers.count``,
-    ``Pipeline``'s render workers, the Tesseract engine's threads). Builds the engine object
-    (cheap) but starts nothing."""
-    import os
-
-    from daemon.engines import create_engine, resolve_kind
-
-    notes = {"engine.kind": resolve_kind(cfg)} if cfg.engine.kind == "auto" else {}
-    try:
-        engine = create_engine(cfg)
-    except Exception as e:  # noqa: BLE001 - a note only: the engine's own start reports it properly
-        notes["daemon.workers"] = f"unknown (the engine cannot be built here: {e})"
-        return notes
-    d = cfg.daemon
-    if d.workers == 0:
-        notes["daemon.workers"] = f"{max(4, int(engine.max_in_flight) // 2)} (auto)"
-    if d.render_workers == 0:
-        notes["daemon.render_workers"] = f"{max(1, (os.cpu_count() or 2) // 2)} (auto)"
-    threads = getattr(engine, "threads", None)
-    if engine.name == "tesseract" and cfg.engine.tesseract.threads == 0 and threads:
-        notes["engine.tesseract.threads"] = f"{threads} (auto)"
-    return notes
 
 
 # ----------------------------------------------------------------------------- the generator

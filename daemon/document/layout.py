@@ -50,9 +50,8 @@ from daemon.document.blocksmd import blocks_md
 from daemon.document.inline import escape_markdown_chars
 from daemon.document.lines import is_line_block
 from daemon.document.model import Block, Cell, CodeBlock, Heading, ListBlock, ListItem, Paragraph, Table
+from daemon.layerrecords import Grid, Line, PageLayer, Span, TextBlock
 from daemon.pagerecord import LayerBlocks
-from daemon.pages.tables import Grid
-from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock
 from daemon.stages import Degraded, Stage, optional
 
 HEADING_RATIO = 1.2

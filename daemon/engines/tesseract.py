@@ -113,7 +113,6 @@ from daemon.engines.tesswords import (
     low_word_share,
     tidy_text,
     vertical_share,
-    word_layout,
 )
 from daemon.errors import EngineDeadError, ExitCode, FatalError, InputError, TransientError
 from daemon.models import PageLayout, PageText
@@ -129,6 +128,7 @@ from daemon.tessapi import (
     new_api,
     release_thread,
     thread_api,
+    word_layout,
 )
 from daemon.tessdata import tessdata_dir
 

@@ -1,58 +1,23 @@
-"""Tesseract's recognised words with their boxes, as the pipeline's ``PageLayout``.
+"""The Tesseract engine's helpers around a page read: layout direction, text tidying, ink, word
+confidences (the words themselves: ``daemon.tessapi.word_layout``).
 
-Contract: ``word_layout(api, size)`` reads the words of the page ``api`` (a
-``daemon.tessapi.TessApi``) has just recognised (``TessApi.words``; grouped by line in
-Tesseract's reading order, blocks numbered from 0), in Unicode NFC, leaving out empty words
-(``WordRead.text`` None or blank; a word without a box), and their confidences
-weighted by length (``PageLayout.confidence``, the page's quality figure). ``vertical_share(api,
+Contract: ``vertical_share(api,
 image)``: the share of the text-line area Tesseract's layout analysis finds written top to
 bottom (tategaki columns). ``tidy_text(raw)``: Tesseract's text as the engine returns it (see
 the function); ``ink_ppm_of(gray)``: the ink of a page read as next to no words;
 ``low_word_share(confidences)`` / ``layout_confidences(layout)``: the share of the words read
 under ``LOW_WORD_CONF`` (``daemon.quality.signals`` says why; the engine records it per page). Used by
-the Tesseract engine (the searchable PDF's words, the table search) and the scanned-table reader
-(``daemon.pages.scantables``). Split out of tesseract.py, which keeps the engine.
+the Tesseract engine (``daemon.engines.tesseract``) and the quality signals.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
 from daemon.intake.pagescan import ink_ppm
-from daemon.models import PageLayout, TextBox, TextLine
 from daemon.tessapi import TessApi
-
-
-def word_layout(api: TessApi, size: tuple[int, int]) -> PageLayout:
-    """The words of the page ``api`` has just recognised, with their boxes, grouped by line in
-    Tesseract's reading order (blocks numbered from 0). Empty words (Tesseract reports some for
-    image regions, and one without any box for an image with no text: a crop of nothing but
-    fill-in lines) are left out; a line without any word is dropped. Never raises for what
-    Tesseract found on the image (the scanned-table reader's crops come through here too)."""
-    lines: list[TextLine] = []
-    block = -1
-    weighted = chars = 0.0  # the words' confidences weighted by their lengths (daemon.quality)
-    for w in api.words():
-        if w.new_block or block < 0:
-            block += 1
-        if w.new_line or not lines:
-            if w.line_box is None:
-                continue
-            lines.append(TextLine(box=w.line_box, block=block))
-        if w.text is None:  # tesserocr's "No text returned" (Tesseract's NULL) for an empty word
-            continue
-        text = unicodedata.normalize("NFC", w.text.strip())
-        wbox = w.box
-        if text and wbox is not None:
-            conf = w.conf
-            lines[-1].words.append(TextBox(text=text, box=wbox, conf=conf))
-            weighted += len(text) * max(0.0, conf)
-            chars += len(text)
-    return PageLayout(size=size, lines=[ln for ln in lines if ln.words], has_words=True,
-                      confidence=weighted / chars if chars else None)
 
 
 def vertical_share(api: TessApi, image: Any) -> float:

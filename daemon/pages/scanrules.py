@@ -32,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from daemon.layerrecords import Grid
 from daemon.pages.inkruns import INK, MIN_RULE_SHARE, MIN_RULE_STROKES, _runs, closed_gaps, stroke_width
-from daemon.pages.tables import Grid, Seg, find_grids
+from daemon.pages.tables import Seg, find_grids
 
 #: A light rule is darker than the paper by at least this many grey levels ...
 MIN_CONTRAST = 12

@@ -61,6 +61,7 @@ from daemon.document.lines import plain_paragraphs
 from daemon.document.markdown import markdown_paragraphs
 from daemon.document.model import Block, Table
 from daemon.document.tables import ocr_table
+from daemon.layerrecords import Grid, GridCell
 from daemon.models import PageLayout
 from daemon.pages.inkruns import (
     INK,
@@ -75,8 +76,6 @@ from daemon.pages.scanrules import Runs, erase_rules, light_grids, light_segment
 from daemon.pages.tablecheck import SCAN_REPEATED_SHARE, check, tokens
 from daemon.pages.tables import (
     SPECK,
-    Grid,
-    GridCell,
     Seg,
     Word,
     find_grids,
@@ -86,7 +85,7 @@ from daemon.pages.tables import (
     text_grid,
 )
 from daemon.pages.unruled import unruled_grids
-from daemon.tessapi import PSM
+from daemon.tessapi import PSM, word_layout
 
 log = logging.getLogger(__name__)
 
@@ -201,11 +200,9 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
 
 def _ocr_words(api: Any, img: Any, box: tuple[int, int, int, int]) -> list[Word]:
     """Words of a crop of the page image with their boxes in page pixels (font size taken as
-    1.2x the word box's height). The words come from the engine's ``word_layout``, the one
+    1.2x the word box's height). The words come from ``daemon.tessapi.word_layout`` (the engine's), the one
     place that makes Tesseract's words a layout (it leaves out the empty words tesserocr raises
     on: a crop of nothing but fill-in lines has one)."""
-    from daemon.engines.tesswords import word_layout
-
     x0, y0, x1, y1 = box
     if x1 - x0 < 8 or y1 - y0 < 8:
         return []

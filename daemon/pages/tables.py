@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from daemon.layerrecords import Grid, GridCell
 from daemon.pages.tablerows import (
     Word,
     assign_columns,
@@ -61,38 +62,6 @@ class Seg:
     y0: float
     x1: float
     y1: float
-
-
-@dataclass
-class GridCell:
-    row: int
-    col: int
-    rowspan: int
-    colspan: int
-    bbox: tuple[float, float, float, float]  # x0, y0, x1, y1
-    text: str = ""
-
-
-@dataclass
-class Grid:
-    """A ruled table: column edges ``xs``, row edges ``ys`` (sorted), anchor cells row-major."""
-
-    xs: list[float]
-    ys: list[float]
-    cells: list[GridCell] = field(default_factory=list)
-    filled: bool = False  # cells already hold their text (``text_grid``: columns from the words)
-
-    @property
-    def bbox(self) -> tuple[float, float, float, float]:
-        return (self.xs[0], self.ys[0], self.xs[-1], self.ys[-1])
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.ys) - 1
-
-    @property
-    def n_cols(self) -> int:
-        return len(self.xs) - 1
 
 
 def merge_collinear(segs: list[tuple[float, float, float]], tol: float) -> list[tuple[float, float, float]]:

@@ -57,17 +57,18 @@ import re
 import threading
 import time
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.document.layout import layer_page
+from daemon.layerrecords import Grid, Line, PageLayer, Span, TextBlock, Verdict
 from daemon.models import RenderOptions
 from daemon.pagerecord import LayerPage, RenderedPage
 from daemon.pages import probe, render
 from daemon.pages.probe import mupdf
 from daemon.pages.tablecheck import check, overlapping, tokens
 from daemon.pages.tables import (
-    Grid,
     Seg,
     find_grids,
     header_body,
@@ -77,6 +78,7 @@ from daemon.pages.tables import (
 )
 from daemon.pages.unruled import unruled_grids
 from daemon.stages import Degraded, Stage, optional
+from daemon.tessapi import find_lines
 
 if TYPE_CHECKING:
     import pymupdf
@@ -105,58 +107,6 @@ _MATH_FONT = re.compile(r"CMMI|CMSY|CMEX|MSAM|MSBM|MATH|SYMBOL|STIX|ESINT|RSFS|E
 _CID = re.compile(r"\(cid:\d+\)")
 _MONO_FONT = re.compile(r"mono|courier|consol|menlo|typewriter|\bcmtt|LMMono|SFTT|Inconsolata|code", re.I)
 _PUNCT = set(".,;:!?'\"()[]{}-–—/\\%&@#*+=<>_|~^$€£¥§°«»„“”‘’…·•")
-
-
-@dataclass
-class Span:
-    text: str
-    bbox: tuple[float, float, float, float]
-    size: float
-    bold: bool
-    italic: bool
-    mono: bool
-    sup: bool = False  # set smaller and raised above its line's baseline (a footnote mark, m²)
-
-
-@dataclass
-class Line:
-    spans: list[Span]
-    bbox: tuple[float, float, float, float]
-    horizontal: bool = True  # written left to right (PyMuPDF's line direction (1, 0))
-
-    @property
-    def text(self) -> str:
-        return "".join(s.text for s in self.spans)
-
-
-@dataclass
-class TextBlock:
-    lines: list[Line]
-    bbox: tuple[float, float, float, float]
-
-
-@dataclass
-class Verdict:
-    """Whether a page's text layer is used, and the measurements that decided it."""
-
-    use: bool
-    reason: str  # "text" when used; otherwise why not ("no text layer", "glyph soup", ...)
-    chars: int = 0  # visible non-space characters
-    invisible: int = 0  # invisible non-space characters (render mode 3)
-    bad: float = 0.0  # share of bad characters
-    wordish: float = 1.0  # share of letters, digits, common punctuation
-    image_cover: float = 0.0  # share of the page covered by images
-    math: float = 0.0  # share of math glyphs
-
-
-@dataclass
-class PageLayer:
-    index: int
-    width: float
-    height: float
-    verdict: Verdict
-    blocks: list[TextBlock] = field(default_factory=list)
-    tables: list[Grid] = field(default_factory=list)
 
 
 # Characters that are no text: U+FFFD (MuPDF's "no Unicode for this glyph"), private use,
@@ -548,8 +498,6 @@ def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = Fa
     degraded: list[Degraded] = []
     note = ""
     if opts.text_layer != "ocr" and _is_pdf(path):
-        from daemon.document.layout import layer_page
-
         with _OPEN_LOCK:  # a kept-open document is used by one thread at a time (MuPDF's rule)
             layer = _read_kept_open(path, index, opts.text_layer, opts.math_to_engine, degraded)
         if layer is not None and layer.verdict.use:
@@ -559,8 +507,6 @@ def read_or_render(path: Path, index: int, opts: RenderOptions, lines: bool = Fa
     page = render.render_page(path, index, opts)
     boxes = None
     if lines:
-        from daemon.writers.pdflayout import find_lines
-
         img = page.image
         boxes = optional(Stage.PDF_ALIGNMENT, lambda: find_lines(img), lambda: None, degraded)
     return replace(

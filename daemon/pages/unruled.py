@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 
+from daemon.layerrecords import Grid
 from daemon.pages.tablerows import WRAP_GAP_RATIO, Word, header_by_content, numeric_columns
-from daemon.pages.tables import MIN_COLUMN_GAP, Grid, _centre_in, text_grid
+from daemon.pages.tables import MIN_COLUMN_GAP, _centre_in, text_grid
 
 #: An unruled table has at least this many rows with at least MIN_UNRULED_COLS cells each (a
 #: cell: words closer than ``MIN_COLUMN_GAP`` font sizes). Two columns are not enough: a page set

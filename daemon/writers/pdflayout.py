@@ -3,14 +3,9 @@ of a VLM's text (which comes without positions) to them.
 
 Contract:
 
-- ``find_lines(image) -> PageLayout``: Tesseract's layout analysis alone (no recognition:
-  ``AnalyseLayout`` with ``PSM.AUTO_ONLY``) on the engine's page image: text line boxes in
-  reading order with their block numbers, no words. One API per thread, kept loaded
-  (``daemon.tessapi``'s cache). Cheap
-  compared with recognition (bench/bench_pdf.py measures it); never raises for a page (an empty
-  layout when Tesseract fails).
-- The render stage runs ``find_lines`` on a rendered page in its worker when the searchable PDF
-  needs line boxes (``daemon.pages.textlayer.read_or_render(..., lines=True)``).
+- The line boxes come from ``daemon.tessapi.find_lines`` (Tesseract's layout analysis alone),
+  which the render stage runs on a rendered page in its worker when the searchable PDF needs
+  them (``daemon.pages.textlayer.read_or_render(..., lines=True)``).
 - ``plain_lines(text, markdown)``: the engine's page text as the plain lines a reader sees
   (Markdown markup, HTML table tags, comments, image placeholders removed; table cells joined
   by spaces; LaTeX kept as written).
@@ -39,11 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from PIL import Image
-
 from daemon.models import PageLayout, TextBox, TextLine
-from daemon.tessapi import OEM, PSM, ApiSpec, discard, load, thread_api
-from daemon.tessdata import tessdata_dir
 
 #: Text length per em of line (characters; a CJK character counts 2) beyond which the text and
 #: the lines found cannot belong together: Latin text runs at ~2.4 characters per line height,
@@ -81,30 +72,6 @@ class Placement:
 
 
 # --------------------------------------------------------------------------- layout analysis
-
-
-def _layout_spec() -> ApiSpec:
-    # Layout analysis needs no language model, but the API must be initialised with one;
-    # English is the smallest of ours.
-    return ApiSpec(tessdata_dir(), "eng", PSM.AUTO_ONLY, OEM.LSTM_ONLY)
-
-
-def find_lines(image: Image.Image) -> PageLayout:
-    """Text line boxes of ``image`` in reading order (layout analysis only; see the contract)."""
-    load()  # (without tesserocr this raises, as it always did: only Tesseract's failures are caught)
-    size = image.size
-    lines: list[TextLine] = []
-    spec = _layout_spec()
-    try:
-        api = thread_api(spec)
-        for ln in api.layout_lines(image.convert("L") if image.mode != "L" else image):
-            box = ln.box
-            if box[2] > box[0] and box[3] > box[1]:
-                lines.append(TextLine(box=(int(box[0]), int(box[1]), int(box[2]), int(box[3])), block=ln.block))
-    except Exception:  # a layout failure only costs placement precision, never the page
-        discard(spec)
-        return PageLayout(size=size)
-    return PageLayout(size=size, lines=lines)
 
 
 # --------------------------------------------------------------------------- text

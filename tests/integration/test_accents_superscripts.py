@@ -119,9 +119,8 @@ def test_a_line_of_one_size_has_no_superscript(tmp_path: Path) -> None:
 
 def test_tesseract_reads_accented_words_as_nfc(tmp_path: Path) -> None:
     """Tesseract's own read of accented Italian, through the words the searchable PDF places."""
-    from daemon.engines.tesswords import word_layout
     from daemon.pages.orient import tessdata_dir
-    from daemon.tessapi import OEM, PSM, ApiSpec, new_api
+    from daemon.tessapi import OEM, PSM, ApiSpec, new_api, word_layout
 
     img = Image.new("L", (1400, 200), 255)
     font = ImageFont.truetype(DEJAVU, 56)

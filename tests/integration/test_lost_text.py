@@ -24,10 +24,12 @@ import prosegen  # noqa: E402
 
 from daemon.engines.tesseract import INK_LUT, THRESHOLDING_METHOD, tidy_text  # noqa: E402
 from daemon.engines.tessrecover import merge_text, missing_regions, recover  # noqa: E402
-from daemon.engines.tesswords import word_layout  # noqa: E402
 from daemon.models import PageLayout  # noqa: E402
 from daemon.pages.orient import tessdata_dir  # noqa: E402
-from daemon.tessapi import PSM  # noqa: E402
+from daemon.tessapi import (
+    PSM,  # noqa: E402
+    word_layout,  # noqa: E402
+)
 
 
 def _words(s: str) -> list[str]:

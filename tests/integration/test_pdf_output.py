@@ -32,8 +32,9 @@ from daemon.pagerecord import EngineText, ImagePage, LayerBlocks, PageGeometry, 
 from daemon.pages.probe import page_count
 from daemon.pages.render import render_page
 from daemon.pages.textlayer import read_or_render
+from daemon.tessapi import find_lines
 from daemon.writers.pdf import PdfInput, write_pdf, write_pdf_input
-from daemon.writers.pdflayout import find_lines, place_text
+from daemon.writers.pdflayout import place_text
 
 pytestmark = pytest.mark.skipif(
     subprocess.run(["which", "pdftotext"], capture_output=True).returncode != 0, reason="poppler-utils missing"

@@ -2,7 +2,7 @@
 random page images (propgen.random_page: noise, rules, short rules, spanning grids, ruled tables,
 blobs, words; 1 px to 1000 px; all black, all white) through the scanned-table reader
 (daemon.pages.scantables.read_scanned_page, with a real tesserocr API, as the Tesseract engine
-calls it), orientation (daemon.pages.orient), layout analysis (daemon.writers.pdflayout.find_lines),
+calls it), orientation (daemon.pages.orient), layout analysis (daemon.tessapi.find_lines),
 and random page texts and layouts through the searchable PDF writer (daemon.writers.pdf.write_pdf)
 on small generated PDFs and images.
 
@@ -41,8 +41,8 @@ from daemon.pages.scantables import (
     find_unruled_tables,
     read_scanned_page,
 )
+from daemon.tessapi import find_lines
 from daemon.writers.pdf import PdfInput, write_pdf_input
-from daemon.writers.pdflayout import find_lines
 
 SMALL = st.one_of(st.integers(1, 4), st.integers(5, 300), st.integers(301, 1000))
 ANGLES = (0, 90, 180, 270)
@@ -76,8 +76,7 @@ def test_scanned_table_reader_never_fails(api: Any, img: Image.Image) -> None:
     read_scanned_page with the same API; the page text it returns parses, and the API is left
     in its page segmentation mode for the next page."""
     note(img.info.get("made_by", f"{img.mode} image of {img.size}"))
-    from daemon.engines.tesseract import word_layout
-    from daemon.tessapi import PSM
+    from daemon.tessapi import PSM, word_layout
 
     api.set_image(img)
     api.text()

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", (
         "daemon", "daemon.errors", "daemon.fsio", "daemon.names", "daemon.procenv", "daemon.stages",
         "daemon.models", "daemon.pagerecord", "daemon.document.model", "daemon.document.inline",
-        "daemon.vocab", "daemon.tessdata", "daemon.tessapi", "daemon.language", "daemon.dates",
+        "daemon.vocab", "daemon.tessdata", "daemon.tessapi", "daemon.layerrecords", "daemon.language", "daemon.dates",
     )),
     ("config", ("daemon.config",)),
     ("journal", ("daemon.journal",)),
@@ -79,25 +79,12 @@ LAZY: dict[tuple[str, str], str] = {
 }
 
 #: Imports against the flow still there on this branch; each goes with another branch of issue 36.
-PENDING: dict[tuple[str, str], str] = {
-    ("daemon.config.reference", "daemon.engines"):
-        "commands: in_force (config show) moves with run_cli into daemon/commands/",
-    ("daemon.document.layout", "daemon.pages.tables"):
-        "records: the text layer's records (Grid, Line, Span, TextBlock, PageLayer) go below document",
-    ("daemon.document.layout", "daemon.pages.textlayer"):
-        "records: the text layer's records (Grid, Line, Span, TextBlock, PageLayer) go below document",
-    ("daemon.pages.scantables", "daemon.engines.tesswords"):
-        "tess: word_layout (tesserocr's word iterator) moves into daemon.tessapi",
-    ("daemon.pages.textlayer", "daemon.writers.pdflayout"):
-        "tess: find_lines (tesserocr's layout analysis) moves into daemon.tessapi",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 #: Function-level daemon imports still there on this branch, and who removes them.
 PENDING_LAZY: dict[tuple[str, str], str] = {
     ("daemon.journal.rows", "daemon.journal"):
         "journal: status_summary (it reads deliveries, which import store and rows) goes with the queries",
-    ("daemon.pages.textlayer", "daemon.document.layout"):
-        "records: once layout imports the text layer's records from below, this import goes to the top",
 }
 
 

@@ -15,7 +15,8 @@ from daemon.document.blocksmd import write_md
 from daemon.document.inline import escape_markdown_chars, escape_plain, plain_text
 from daemon.document.layout import layer_blocks, layer_page
 from daemon.document.model import Cell, CodeBlock, Document, Page, Paragraph, Table
-from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock, Verdict, read_layer
+from daemon.layerrecords import Line, PageLayer, Span, TextBlock, Verdict
+from daemon.pages.textlayer import read_layer
 from daemon.writers.text import write_txt
 
 MD = MarkdownIt("commonmark").enable("table")

@@ -14,8 +14,8 @@ from propgen import PROPS
 from daemon.document.lines import letters, plain_paragraphs
 from daemon.document.markdown import markdown_paragraphs, parse_markdown_page
 from daemon.document.model import Paragraph, Table
+from daemon.layerrecords import Grid, GridCell
 from daemon.pages.scantables import ScannedPage, _scanned, grid_html, grid_table
-from daemon.pages.tables import Grid, GridCell
 
 # OCR cell texts with what HTML and Markdown treat specially: markup, entities, dollars,
 # emphasis marks, whitespace runs, a ligature and a decomposed accent

@@ -27,6 +27,7 @@ from propgen import COORD, PAGE_TEXTS, PROPS, layouts, page_images, random_page
 
 from daemon.config import LANGUAGES, Config, parse_config_text
 from daemon.dates import document_date, find_dates
+from daemon.layerrecords import Grid, GridCell
 from daemon.models import PageLayout
 from daemon.pages import tables, unruled
 from daemon.pages.scantables import (
@@ -35,7 +36,7 @@ from daemon.pages.scantables import (
     find_unruled_tables,
     image_segments,
 )
-from daemon.pages.tables import Grid, GridCell, Seg
+from daemon.pages.tables import Seg
 from daemon.understand.classify import classify, detect_math, detect_table
 from daemon.writers.pdflayout import _CJK, place_text, plain_lines
 

@@ -54,15 +54,15 @@ def test_a_grids_cells_against_the_page_read() -> None:
     """A grid's cells against the page read's words over it (``region_tokens`` +
     ``tablecheck.check``): cut words and lost rows count, a word the grid's edge cuts counts,
     CJK characters count one by one, words outside do not."""
+    from daemon.layerrecords import Grid as _Grid
     from daemon.models import PageLayout, TextBox, TextLine
     from daemon.pages.scantables import region_tokens
     from daemon.pages.tablecheck import check, tokens
-    from daemon.pages.tables import Grid as _Grid
 
     def words_lost(g: _Grid, layout: PageLayout) -> float:
         v = check([t for c in g.cells for t in tokens(c.text)], region_tokens(g, layout))
         return round(1 - v.coverage, 4)
-    from daemon.pages.tables import Grid, GridCell
+    from daemon.layerrecords import Grid, GridCell
 
     def line(y: int, *words: tuple[int, str]) -> TextLine:
         boxes = [TextBox(t, (x, y, x + 12 * len(t), y + 20)) for x, t in words]

@@ -24,7 +24,7 @@ from daemon.document.lines import (
 from daemon.document.markdown import parse_markdown_page, parse_plain_page
 from daemon.document.model import Document, Page, Paragraph
 from daemon.document.parse import parse_document
-from daemon.pages.textlayer import Line, PageLayer, Span, TextBlock, Verdict
+from daemon.layerrecords import Line, PageLayer, Span, TextBlock, Verdict
 from daemon.writers import render_outputs
 from daemon.writers.text import write_txt
 

@@ -3,7 +3,7 @@
 (One engine: its worker threads, queue and drain, the page's passes (the language probe, the read,
 the upside-down, lost-text and table checks) and the measured constants behind each; the loaded
 APIs are ``daemon.tessapi``'s per-thread cache; which models read a page ``daemon.engines.tessplan``;
-each document's language ``tessdoc``; the text and words ``tesswords``; the table pass ``tesstables``.)
+each document's language ``tessdoc``; the text ``tesswords``, its words ``daemon.tessapi.word_layout``; the table pass ``tesstables``.)
 
 Contract: exactly the one in ``daemon/engines/base.py``. In short:
 

@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the journal and the metrics, never the service's internals.
     ("http", ("daemon.http",)),
     ("service", ("daemon.service",)),
-    ("commands", ("daemon.cli", "daemon.__main__", "daemon.once", "daemon.onceprogress", "daemon.commands")),
+    ("commands", ("daemon.cli", "daemon.__main__", "daemon.commands")),
 )
 
 #: The top layer loads each command's modules when the command runs (``ocr-daemon --help`` and

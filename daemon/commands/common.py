@@ -6,9 +6,10 @@ Contract:
   ``DEFAULT_CONFIG_PATH``, read when the parser is built).
 - ``load_logged(path) -> Config``: ``load_config`` (raises ``ConfigError``), then every config
   warning logged at WARNING.
-- ``state_dir_of(path) -> Path``: ``daemon.state_dir`` of a valid file, or read leniently from one
-  that does not validate (a warning on stderr says so): ``status`` and ``requeue`` need nothing
-  else. A file that is not even YAML (or cannot be read) is still a ``ConfigError``.
+- ``state_dir_of(path) -> tuple[Path, Config | None]``: ``daemon.state_dir`` and the config of a
+  valid file, or the state folder read leniently from one that does not validate (a warning on
+  stderr says so) and ``None``: ``status`` and ``requeue`` need nothing else, and the file is
+  parsed once. A file that is not even YAML (or cannot be read) is still a ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ def load_logged(path: Path) -> Config:
     return cfg
 
 
-def state_dir_of(config: Path) -> Path:
+def state_dir_of(config: Path) -> tuple[Path, Config | None]:
     """See the module contract."""
     try:
-        return load_config(config).daemon.state_dir
+        cfg = load_config(config)
+        return cfg.daemon.state_dir, cfg
     except ConfigError as e:
         import yaml
 
@@ -59,4 +61,4 @@ def state_dir_of(config: Path) -> Path:
             state = config.resolve().parent / state
         print(f"warning: {config} has {len(e.problems)} error(s) (ocr-daemon check-config shows them); "
               f"reading the journal in {state} anyway", file=sys.stderr)
-        return state
+        return state, None

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 from daemon.commands.common import add_config_option, state_dir_of
-from daemon.config import load_config
-from daemon.errors import ConfigError, ExitCode
+from daemon.errors import ExitCode
 from daemon.names import for_log
 
 
@@ -32,11 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from daemon.journal.store import Journal, journal_exists, journal_path
     from daemon.service.sources import restore
 
-    state_dir = state_dir_of(args.config)
-    try:
-        cfg = load_config(args.config)
-    except ConfigError:
-        cfg = None
+    state_dir, cfg = state_dir_of(args.config)
     if cfg is not None and cfg.daemon.journal_url:  # the shared journal (docs/scaling.md)
         from daemon.journal.factory import open_journal
 

@@ -18,8 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from daemon.commands.common import add_config_option, state_dir_of
-from daemon.config import load_config
-from daemon.errors import ConfigError, ExitCode
+from daemon.errors import ExitCode
 from daemon.models import format_duration
 from daemon.names import for_log
 
@@ -33,11 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from daemon.journal.store import Journal, journal_exists, journal_path, status_summary
     from daemon.models import DocState
 
-    state_dir = state_dir_of(args.config)
-    try:
-        cfg = load_config(args.config)
-    except ConfigError:
-        cfg = None
+    state_dir, cfg = state_dir_of(args.config)
     shared = cfg is not None and bool(cfg.daemon.journal_url)  # PostgreSQL: no file to look for
     if not shared and not journal_exists(state_dir):  # status never creates a journal (or its folder)
         if args.json:

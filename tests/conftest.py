@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/docgen.py impo
 
 # In-process tests load Tesseract as the daemon does: set what its entry point sets (daemon/procenv.py).
 from daemon import procenv  # noqa: E402
+from daemon.journal.store import Journal  # noqa: E402
 
 procenv.apply()
 
@@ -367,3 +368,25 @@ def pg_server() -> Iterator[Any]:
 def pg_url(pg_server: Any) -> str:
     """A fresh database on the session's server."""
     return str(pg_server.create_db())
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_j(request: pytest.FixtureRequest) -> Iterator[Callable[..., Journal]]:
+    """``open_j(state_dir, readonly=False)``: a journal of the backend under test; a PostgreSQL one
+    gets a fresh database of the session's server (all ``open_j`` calls of a test share it)."""
+    opened: list[Journal] = []
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+
+    def open_(state: Path, readonly: bool = False) -> Journal:
+        if url is None:
+            j = Journal(state, readonly=readonly)
+        else:
+            from daemon.journal.pgstore import PostgresJournal
+
+            j = PostgresJournal(url, state, readonly=readonly)
+        opened.append(j)
+        return j
+
+    yield open_
+    for j in opened:
+        j.close()

@@ -8,7 +8,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,28 +19,6 @@ from daemon.journal.store import SCHEMA, Journal, sha256_file
 from daemon.models import DocState, PageLayout, TextBox, TextLine
 from daemon.pagerecord import EngineText, LayerBlocks, PageGeometry, PageResult
 from daemon.stages import Degraded
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_j(request: pytest.FixtureRequest) -> Iterator[Callable[..., Journal]]:
-    """``open_j(state_dir, readonly=False)``: a journal of the backend under test; a PostgreSQL one
-    gets a fresh database of the session's server (all ``open_j`` calls of a test share it)."""
-    opened: list[Journal] = []
-    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
-
-    def open_(state: Path, readonly: bool = False) -> Journal:
-        if url is None:
-            j = Journal(state, readonly=readonly)
-        else:
-            from daemon.journal.pgstore import PostgresJournal
-
-            j = PostgresJournal(url, state, readonly=readonly)
-        opened.append(j)
-        return j
-
-    yield open_
-    for j in opened:
-        j.close()
 
 
 def _file(p: Path, data: bytes) -> Path:

@@ -8,35 +8,13 @@ watcher offers exactly the files that changed."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from daemon.config import InboxCfg
 from daemon.intake.watch import InboxWatcher
 from daemon.journal.store import Journal
 from daemon.models import Candidate
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_j(request: pytest.FixtureRequest) -> Iterator[Callable[[Path], Journal]]:
-    opened: list[Journal] = []
-    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
-
-    def open_(state: Path) -> Journal:
-        if url is None:
-            j = Journal(state)
-        else:
-            from daemon.journal.pgstore import PostgresJournal
-
-            j = PostgresJournal(url, state)
-        opened.append(j)
-        return j
-
-    yield open_
-    for j in opened:
-        j.close()
 
 
 def _file(p: Path, data: bytes) -> Path:

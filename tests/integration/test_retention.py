@@ -7,36 +7,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-
-import pytest
 
 from daemon.journal import retention
 from daemon.journal.store import AdmitAction, Journal, sha256_file, status_summary
 
 DAY = 86400.0
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_j(request: pytest.FixtureRequest) -> Iterator[Callable[[Path], Journal]]:
-    opened: list[Journal] = []
-    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
-
-    def open_(state: Path) -> Journal:
-        if url is None:
-            j = Journal(state)
-        else:
-            from daemon.journal.pgstore import PostgresJournal
-
-            j = PostgresJournal(url, state)
-        opened.append(j)
-        return j
-
-    yield open_
-    for j in opened:
-        j.close()
 
 
 def _cfg(state: Path, *, raw_days: float = 0.0, journal_days: float = 0.0) -> SimpleNamespace:

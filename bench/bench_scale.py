@@ -14,6 +14,12 @@
 - ``--latency N``: a real ``ocr-daemon run`` (Tesseract) on an inbox of N kept, done files: its CPU
   while idle through rescans (``rescan_interval`` 20 s), the time from dropping a one-page PNG to
   its outputs, the daemon's RSS, and ``GET /status``'s time.
+- ``--daemon-journal N... --docs D``: a real ``ocr-daemon run`` on a journal of N finished documents
+  (built as ``--journal`` builds it): D tiny born-digital PDFs dropped at once, the daemon's and its
+  workers' CPU per document until all are done (OCR does not depend on N; the journal's share does).
+- ``--admit N... --window S``: the admission of N files renamed into the inbox at once, in this
+  process (watcher, stability tracker, ``Journal.admit``, wired as ``Service`` wires them; no OCR):
+  time until all are admitted, CPU, RSS, the most events watchdog held queued.
 - ``--drain N... --window S``: a real ``ocr-daemon run`` with N tiny born-digital PDFs dropped at once
   (renamed into the inbox): documents done over the first S seconds, documents/s, the daemon's RSS
   (start, max, end) and CPU (daemon and its render workers).
@@ -126,12 +132,20 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=300, help="new documents per journal size")
     ap.add_argument("--latency", type=int, nargs="*", default=[], help="kept files in the daemon's inbox")
     ap.add_argument("--drain", type=int, nargs="*", default=[], help="PDFs dropped at once")
+    ap.add_argument("--admit", type=int, nargs="*", default=[], help="files dropped at once, admitted in-process")
+    ap.add_argument("--daemon-journal", type=int, nargs="*", default=[], help="journal sizes the whole daemon runs on")
     ap.add_argument("--window", type=float, default=300.0, help="seconds a drain is watched")
     ap.add_argument("--out", type=Path, default=None, help="append each row as JSON here")
     args = ap.parse_args()
     print(f"daemon from {Path(daemon.__file__).parent}; python {platform.python_version()};"
           f" {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")
-    from scale_parts import drain_part, journal_part, latency_part  # bench/ is the script's folder
+    from scale_parts import (  # bench/ is the script's folder
+        admit_part,
+        daemon_journal_part,
+        drain_part,
+        journal_part,
+        latency_part,
+    )
 
     for n in args.journal:
         emit(args.out, journal_part(n, args.docs, args.tmp))
@@ -139,6 +153,10 @@ def main() -> None:
         emit(args.out, journal_part(n, args.docs, args.tmp, pg=True))
     for n in args.latency:
         emit(args.out, latency_part(n, args.tmp))
+    for n in args.daemon_journal:
+        emit(args.out, daemon_journal_part(n, args.docs, args.tmp))
+    for n in args.admit:
+        emit(args.out, admit_part(n, args.window, args.tmp))
     for n in args.drain:
         emit(args.out, drain_part(n, args.window, args.tmp))
     if args.n:

@@ -34,6 +34,19 @@ def rss_mb(pid: int | str = "self") -> float:
     return int(m.group(1)) / 1024 if m else 0.0
 
 
+def sqlite_mb() -> float | None:
+    """Memory SQLite holds in this process (``sqlite3_memory_used``: page caches, schemas,
+    statements) -- C allocations tracemalloc does not see; None where the library is not found."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libsqlite3.so.0")
+    except OSError:
+        return None
+    lib.sqlite3_memory_used.restype = ctypes.c_int64
+    return round(lib.sqlite3_memory_used() / 2**20, 1)
+
+
 def _children() -> dict[int, list[int]]:
     kids: dict[int, list[int]] = {}
     for d in os.listdir("/proc"):
@@ -317,6 +330,130 @@ def drain_part(n: int, window: float, tmp: Path | None) -> dict[str, Any]:
                 "cpu_s": last["cpu_s"], "cpu_per_doc_ms": round(1000 * last["cpu_s"] / max(1, last["done"]), 1),
                 "rss_mb_start": round(rss_start, 1), "rss_mb_max": max(s["rss_mb"] for s in samples),
                 "rss_mb_end": last["rss_mb"], "counts": counts, "status_ms_median": _status_ms(port), "samples": samples}
+    finally:
+        if proc is not None:
+            _stop(proc)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def admit_part(n: int, window: float, tmp: Path | None) -> dict[str, Any]:
+    """The admission of a big drop, in this process, wired as ``Service`` wires it (the real
+    ``InboxWatcher`` on inotify -> the real ``StabilityTracker`` with ``TRACK_MAX`` and its
+    ``on_room`` rescans -> ``Journal.admit``; no OCR): ``n`` tiny files renamed into the inbox at
+    once, watched until all are admitted or ``window`` s. Samples RSS, watchdog's event queue and
+    the tracker every second; reports the time to admit all, CPU, RSS start/max/end and the most
+    events watchdog held queued (issue 34 item 3: RSS flat while a drop is admitted)."""
+    import inspect
+    import threading
+    import types
+
+    from daemon.config import InboxCfg
+    from daemon.intake.stability import StabilityTracker
+    from daemon.intake.watch import InboxWatcher
+    from daemon.service.intake import Intake
+
+    root = Path(tempfile.mkdtemp(prefix="bench-scale-a-", dir=tmp))
+    stage, inbox = root / "stage", root / "in"
+    stage.mkdir()
+    inbox.mkdir()
+    names = [f"d-{i:07d}.pdf" for i in range(n)]
+    for i, name in enumerate(names):
+        (stage / name).write_bytes(b"%PDF-1.4\n% " + str(i).encode() + b"\n%%EOF\n")
+    j = Journal(root / "state")
+    admitted = [0]
+    w: InboxWatcher | None = None
+
+    def on_stable(c: Any, reason: str | None) -> None:
+        j.admit(c.path, c.inbox)
+        admitted[0] += 1
+
+    def on_room() -> None:
+        assert w is not None
+        threading.Thread(target=w.scan, name="room-rescan", daemon=True).start()
+
+    svc = types.SimpleNamespace(journal=j)
+    tracker = StabilityTracker(on_stable, lambda p, i: None, lambda i: 1.0, on_room=on_room,
+                               skip=lambda p, st: Intake._skip_known(svc, p, st))  # type: ignore[arg-type]
+    kw: dict[str, Any] = {"excluded_dirs": [root / "state"], "is_output": j.is_output, "is_output_name": j.is_output,
+                          "known": j.known_under, "outputs_among": j.outputs_among}
+    if "full" in inspect.signature(InboxWatcher.__init__).parameters:
+        kw["full"] = tracker.full  # as Service passes it (this branch on)
+    w = InboxWatcher([InboxCfg(path=inbox, name="in", stability_delay=1.0)], tracker.notice, **kw)
+    tracker.start()
+    w.start()
+    try:
+        w.scan()
+        time.sleep(2)
+        rss_start, c0, t0 = rss_mb(), time.process_time(), time.monotonic()
+        for name in names:
+            os.rename(stage / name, inbox / name)
+        rename_s = time.monotonic() - t0
+        samples: list[dict[str, Any]] = []
+        while time.monotonic() - t0 < window:
+            time.sleep(1)
+            queued = sum(o.event_queue.qsize() for o in w._observers)
+            samples.append({"t": round(time.monotonic() - t0, 1), "admitted": admitted[0], "queued_events": queued,
+                            "tracked": tracker.pending(), "rss_mb": round(rss_mb(), 1), "sqlite_mb": sqlite_mb(),
+                            "threads": threading.active_count()})
+            if admitted[0] >= n:
+                break
+        cpu = time.process_time() - c0
+    finally:
+        w.stop()
+        tracker.stop()
+        j.close()
+        shutil.rmtree(root, ignore_errors=True)
+    last = samples[-1]
+    return {"part": "admit", "dropped": n, "window_s": window, "rename_s": round(rename_s, 1),
+            "admitted": last["admitted"], "elapsed_s": last["t"], "all_admitted": last["admitted"] >= n,
+            "cpu_s": round(cpu, 1), "cpu_per_file_ms": round(1000 * cpu / max(1, last["admitted"]), 3),
+            "rss_mb_start": round(rss_start, 1), "rss_mb_max": max(s["rss_mb"] for s in samples),
+            "rss_mb_end": last["rss_mb"], "queued_events_max": max(s["queued_events"] for s in samples),
+            "sqlite_mb_max": max((s["sqlite_mb"] or 0) for s in samples),
+            "samples": samples[::5] + ([last] if len(samples) % 5 != 1 else [])}
+
+
+def daemon_journal_part(n: int, docs: int, tmp: Path | None) -> dict[str, Any]:
+    """The whole daemon on a journal of ``n`` finished documents (issue 34: "CPU per new document
+    at 1M journal rows within 1.5x of 1k rows"): the journal built as ``journal_part`` builds it, in
+    the daemon's state folder; ``ocr-daemon run`` started on it; ``docs`` tiny born-digital PDFs
+    renamed into its inbox at once; the daemon's and its workers' CPU (``/proc``) from the drop
+    until the journal has them all done, per document."""
+    root = Path(tempfile.mkdtemp(prefix="bench-scale-dj-", dir=tmp))
+    proc = None
+    try:
+        t0 = time.monotonic()
+        j = Journal(root / "state")
+        for start in range(0, n, BATCH):
+            assert j.add_rebuilt(_docs(min(BATCH, n - start), start)) == min(BATCH, n - start)
+        j.close()
+        built = time.monotonic() - t0
+        data = _pdf_template()
+        marker = data.index(b"Invoice 0000000")
+        stage = root / "stage"
+        stage.mkdir()
+        (root / "in").mkdir()
+        for i in range(docs):
+            (stage / f"new-{i:05d}.pdf").write_bytes(data[:marker] + f"Invoice {i:07d}".encode() + data[marker + 15:])
+        proc, port = _start(root, _config(root, 3600.0))
+        time.sleep(5)
+        rss_start, c0, w0 = rss_mb(proc.pid), tree_cpu(proc.pid), time.monotonic()
+        for f in sorted(os.listdir(stage)):
+            os.rename(stage / f, root / "in" / f)
+        ro = Journal(root / "state", readonly=True)
+        done = 0
+        while time.monotonic() - w0 < 1800:
+            time.sleep(0.5)
+            counts = ro.counts()
+            done = counts.get("done", 0) + counts.get("duplicate", 0) - n
+            if done >= docs:
+                break
+        wall, cpu = time.monotonic() - w0, tree_cpu(proc.pid) - c0
+        ro.close()
+        return {"part": "daemon_journal", "rows": n, "build_s": round(built, 1), "docs": docs, "done": done,
+                "wall_s": round(wall, 1), "docs_per_s": round(done / wall, 2), "cpu_s": round(cpu, 2),
+                "cpu_per_doc_ms": round(1000 * cpu / max(1, done), 1), "rss_mb_start": round(rss_start, 1),
+                "rss_mb_end": round(rss_mb(proc.pid), 1), "status_ms_median": _status_ms(port)}
     finally:
         if proc is not None:
             _stop(proc)

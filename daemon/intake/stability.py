@@ -2,6 +2,7 @@
 
 Contract:
 - ``notice(candidate)`` is cheap and thread-safe; the watcher's callbacks call it and return.
+  ``full()`` says whether a notice would now be dropped (and counts it as one).
 - A tracked file is handed to ``on_stable`` when its size and mtime have not changed for the
   inbox's ``stability_delay`` AND it opens as what it claims (``probe(path, inbox)`` returns None;
   the daemon's is ``daemon.intake.contentcheck.check``, which never parses the file here).
@@ -92,11 +93,19 @@ class StabilityTracker:
         self._thread: threading.Thread | None = None
 
     def notice(self, cand: Candidate) -> None:
-        if self._on_room is not None and len(self._tracked) + self._inq.qsize() >= self._track_max:
-            self._dropped = True  # still in the inbox: offered again by the rescan on_room asks for
-            return
+        if self.full():
+            return  # still in the inbox: offered again by the rescan on_room asks for
         self._inq.put(cand)
         self._wake.set()
+
+    def full(self) -> bool:
+        """Whether a notice now would be dropped for want of room. When it would, the tracker
+        counts one as dropped (``on_room`` follows once it has room), so the watcher may ask
+        this before the costlier tests of a file and drop it itself."""
+        if self._on_room is None or len(self._tracked) + self._inq.qsize() < self._track_max:
+            return False
+        self._dropped = True
+        return True
 
     def _room_check(self) -> None:
         if self._dropped and self._on_room is not None and self.pending() <= self._track_max // 2:

@@ -2,6 +2,11 @@
 
 Contract:
 - Watch callbacks only filter and enqueue (watchdog has a single dispatcher thread per observer).
+  Observers queue only ``WATCHED_EVENTS``; an event's path is tested on strings, cheapest test
+  first, and dropped before any journal lookup while the sink is ``full`` (the stability tracker's
+  back-pressure; a scan drops its batches the same way). The tracker asks for a rescan once it has
+  room, so a dropped file is offered again (issue 34: a big drop's memory is the tracker's
+  ``TRACK_MAX`` files, not watchdog's queue of every event).
 - ``watch: inotify`` uses the inotify observer; ``poll`` the PollingObserver (network shares);
   ``auto`` polls on network/FUSE filesystems (nfs, cifs/smb, fuse, 9p...) and when inotify cannot
   be set up (e.g. ``max_user_watches`` reached), else inotify.
@@ -34,7 +39,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
@@ -51,6 +65,15 @@ TEMP_SUFFIXES = (".part", ".tmp", ".crdownload", ".partial", ".swp", ".ocr-tmp")
 HIDDEN_NOTED_MAX = 10_000
 #: Files not known unchanged that a scan asks ``outputs_among`` about at once: one query per batch.
 SCAN_BATCH = 500
+#: The events an observer queues (watchdog's ``event_filter``; inotify is not even asked for the
+#: others): a file made, written, closed after writing or moved in, a folder made or moved in. Left
+#: out: the folder-modified event inotify adds for each file event (half of a drop's events), and
+#: the open / close-without-write / delete events of every read of an inbox file (the daemon's
+#: own reads included). Issue 34: watchdog's queue is unbounded and its one dispatcher thread
+#: slower than inotify, so every event it need not queue is memory a big drop does not take.
+WATCHED_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent, FileModifiedEvent, FileClosedEvent, FileMovedEvent, DirCreatedEvent, DirMovedEvent,
+]
 NETWORK_FS = ("nfs", "nfs4", "cifs", "smb", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "davfs", "sshfs")
 
 
@@ -94,7 +117,7 @@ class _Handler(FileSystemEventHandler):
             return
         if event.event_type in ("created", "modified", "closed", "moved"):
             raw = event.dest_path if event.event_type == "moved" else event.src_path
-            self._w.offer(Path(os.fsdecode(raw)), self._inbox)
+            self._w.offer_event(os.fsdecode(raw), self._inbox)
 
 
 class _OverflowHook(logging.Handler):
@@ -122,8 +145,13 @@ class InboxWatcher:
         is_output_name: Callable[[str], bool] | None = None,
         known: Callable[[str], Mapping[str, tuple[int, float]]] | None = None,
         outputs_among: Callable[[list[str]], set[str]] | None = None,
+        full: Callable[[], bool] | None = None,
     ) -> None:
         self.inboxes = list(inboxes)
+        # the sink has no room now (the tracker's back-pressure: it asks for a rescan once it has):
+        # an event or a scan's batch is then dropped before any journal lookup or Path is made
+        self._full = full
+        self._takes_files: dict[str, bool] = {}  # inbox name -> _folder_takes_files(inbox folder)
         self._known = known  # folder -> {path under it: (size, mtime)} of its files the journal has
         # is_output for a scan's batch at once (with ``known``: one query per batch, asked only
         # about the files ``known`` did not leave out; issue 34: no per-file lookup, no set in memory)
@@ -162,6 +190,39 @@ class InboxWatcher:
     def offer(self, path: Path, inbox: InboxCfg) -> None:
         if self.accepts(path, inbox):
             self._sink(Candidate(path, inbox.name))
+
+    def offer_event(self, path: str, inbox: InboxCfg) -> None:
+        """``offer`` for an event's path, run on watchdog's one dispatcher thread for every event
+        (issue 34: a slow handler lets watchdog's unbounded queue grow through a big drop). A file
+        directly in the inbox is tested on strings, cheapest test first: its name, the globs, the
+        sink's room, and only then ``is_output`` (a journal lookup). Files in subfolders take
+        ``accepts``."""
+        folder, name = os.path.split(path)
+        if is_temp_name(name):
+            return
+        if folder != os.fspath(inbox.path) or not self._inbox_takes_files(inbox):
+            if (self._full is None or not self._full()) and self.accepts(Path(path), inbox):
+                self._sink(Candidate(Path(path), inbox.name))
+            return
+        if not inbox.wants_name(name, path):
+            return
+        if self._full is not None and self._full():
+            return
+        ap = os.path.join(os.path.abspath(folder), name)
+        if ap in self._excluded_names:
+            return
+        if self._is_output_name is not None:
+            if self._is_output_name(ap):
+                return
+        elif self._is_output is not None and self._is_output(Path(ap)):
+            return
+        self._sink(Candidate(Path(path), inbox.name))
+
+    def _inbox_takes_files(self, inbox: InboxCfg) -> bool:
+        takes = self._takes_files.get(inbox.name)
+        if takes is None:
+            takes = self._takes_files[inbox.name] = self._folder_takes_files(inbox.path, inbox)
+        return takes
 
     # -- scanning ---------------------------------------------------------------------------
 
@@ -271,6 +332,9 @@ class InboxWatcher:
         outputs; empties it."""
         if not batch:
             return
+        if self._full is not None and self._full():
+            batch.clear()  # no room: the sink asks for a rescan once it has (back-pressure)
+            return
         rest = batch
         if self._outputs_among is not None:
             outputs = self._outputs_among(rest)  # never raises: answers "output" when it cannot tell
@@ -343,7 +407,7 @@ class InboxWatcher:
         if mode == "inotify":
             obs: BaseObserver = Observer()
             try:
-                obs.schedule(handler, str(ib.path), recursive=ib.recursive)
+                obs.schedule(handler, str(ib.path), recursive=ib.recursive, event_filter=WATCHED_EVENTS)
                 obs.start()
                 self.modes[ib.name] = "inotify"
                 log.info("watching %s (%s) with inotify", ib.path, ib.name)
@@ -354,7 +418,7 @@ class InboxWatcher:
                 with contextlib.suppress(Exception):  # the observer may never have started
                     obs.stop()
         obs = PollingObserver(timeout=max(1.0, min(5.0, ib.stability_delay or 1.0)))
-        obs.schedule(handler, str(ib.path), recursive=ib.recursive)
+        obs.schedule(handler, str(ib.path), recursive=ib.recursive, event_filter=WATCHED_EVENTS)
         obs.start()
         self.modes[ib.name] = "poll"
         log.info("watching %s (%s) by polling", ib.path, ib.name)

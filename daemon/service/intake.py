@@ -203,6 +203,7 @@ class Intake:
             is_output_name=self.pipeline.claims.is_output if self.pipeline else None,
             known=self.journal.known_under,  # a rescan skips kept files done already: one lookup per folder
             outputs_among=self.pipeline.claims.outputs_among if self.pipeline else None,
+            full=self.tracker.full,  # back-pressure: no journal lookup for a file the tracker would drop
         )
         self.watcher.start()
         for job in self.scheduler.get_jobs():

@@ -346,3 +346,106 @@ def test_the_tracker_takes_at_most_track_max_files_and_asks_for_a_rescan_once_it
         t.notice(Candidate(p, "in"))
     t.step(time.monotonic() + 4)
     assert sorted(c.path for c in stable) == files and rooms == [10, 20]  # nothing dropped: no rescan
+
+
+def test_an_event_s_path_is_offered_exactly_when_accepts_takes_it(tmp_path: Path) -> None:
+    """Events are tested on strings (issue 34: watchdog's one dispatcher thread runs the handler for
+    every event of a big drop); the answer must be ``accepts``'s for every kind of path."""
+    root = tmp_path / "in"
+    names = ["a.pdf", "b.PNG", "c.txt", "draft-1.pdf", ".hidden.pdf", "x.pdf.part", "mine.png", "state",
+             "sub/d.pdf", "sub/deeper/e.tif", "sub/.tmp/f.pdf", "failed/i.pdf", "../outside.pdf"]
+    for recursive in (True, False):
+        inbox = InboxCfg(path=root, recursive=recursive, exclude=["*draft*"])
+        seen: list[Candidate] = []
+        asked: list[str] = []
+
+        def is_output(p: Path | str) -> bool:
+            asked.append(str(p))
+            return str(p).endswith("/mine.png")
+
+        w = InboxWatcher([inbox], seen.append, excluded_dirs=[root / "failed", root / "state"],
+                         is_output=is_output, is_output_name=is_output)
+        for n in names:
+            w.offer_event(os.path.join(str(root), n), inbox)
+        assert not any(p.endswith(("c.txt", "draft-1.pdf", ".part")) for p in asked)  # globs before the journal
+        want = [os.path.join(str(root), n) for n in names if w.accepts(Path(os.path.join(str(root), n)), inbox)]
+        assert [str(c.path) for c in seen] == want
+        assert {Path(p).name for p in want} == ({"a.pdf", "b.PNG", "d.pdf", "e.tif"} if recursive else {"a.pdf", "b.PNG"})
+
+
+def test_the_observer_queues_only_events_of_files_made_written_or_moved_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real inotify: reading an inbox file (open, close without writing -- the daemon's own reads)
+    and the folder-modified event inotify adds to each file event never reach the handler (issue
+    34: watchdog queues every event it is given, unbounded, ahead of one dispatcher thread)."""
+    from daemon.intake import watch
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "kept.pdf").write_bytes(b"%PDF-1.4 kept")
+    events: list[str] = []
+    real = watch._Handler.on_any_event
+
+    def counted(self: watch._Handler, event: watch.FileSystemEvent) -> None:
+        events.append(f"{event.event_type} {'dir' if event.is_directory else 'file'}")
+        real(self, event)
+
+    monkeypatch.setattr(watch._Handler, "on_any_event", counted)
+    seen: list[Candidate] = []
+    w = InboxWatcher([InboxCfg(path=folder, watch="inotify")], seen.append)
+    w.start()
+    try:
+        for _ in range(20):
+            (folder / "kept.pdf").read_bytes()
+        (tmp_path / "new.pdf").write_bytes(b"%PDF-1.4 new")
+        (tmp_path / "new.pdf").rename(folder / "new.pdf")
+        wait_for(lambda: [c.path.name for c in seen] == ["new.pdf"], 10, "the moved-in file")
+        time.sleep(0.5)  # anything else inotify reported has been dispatched by now
+        assert events == ["created file"]  # moved in from an unwatched folder: inotify's IN_MOVED_TO alone
+    finally:
+        w.stop()
+
+
+def test_a_full_tracker_drops_events_and_scan_batches_before_any_journal_lookup(tmp_path: Path) -> None:
+    """Back-pressure reaches the watcher (issue 34): while the tracker has no room, an event's file
+    and a scan's batch are dropped before ``is_output`` / ``outputs_among`` (journal lookups) are
+    asked; the tracker counts them as dropped, so the rescan ``on_room`` asks for offers them once
+    it has room."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    files = [folder / f"f{i}.pdf" for i in range(4)]
+    for p in files:
+        p.write_bytes(b"%PDF-1.4 " + p.name.encode())
+    stable: list[Candidate] = []
+    rooms: list[int] = []
+    t = StabilityTracker(lambda c, r: stable.append(c), lambda p, inbox: None, lambda inbox: 0.0,
+                         on_room=lambda: rooms.append(len(stable)), track_max=2)
+    asked: list[object] = []
+
+    def is_output(p: Path | str) -> bool:
+        asked.append(p)
+        return False
+
+    def among(paths: list[str]) -> set[str]:
+        asked.append(list(paths))
+        return set()
+
+    inbox = InboxCfg(path=folder)
+
+    def known(under: str) -> dict[str, tuple[int, float]]:  # the journal has the files handed on
+        return {c.path.name: (c.path.stat().st_size, c.path.stat().st_mtime) for c in stable}
+
+    w = InboxWatcher([inbox], t.notice, is_output=is_output, is_output_name=is_output,
+                     known=known, outputs_among=among, full=t.full)
+    assert not t.full()
+    t.notice(Candidate(files[0], "in"))
+    t.notice(Candidate(files[1], "in"))
+    asked.clear()
+    w.offer_event(str(files[2]), inbox)
+    w.scan()
+    assert asked == [] and t.pending() == 2  # nothing asked of the journal, nothing taken
+    t.step(time.monotonic() + 1)
+    assert len(stable) == 2 and rooms == [2]  # room again: the rescan is asked for, once
+    w.scan()
+    assert len(asked) == 1 and sorted(asked[0]) == [str(p) for p in files[2:]]  # type: ignore[arg-type]
+    t.step(time.monotonic() + 2)
+    assert sorted(c.path for c in stable) == files and rooms == [2]

@@ -47,16 +47,20 @@ bench/bench_scale.py`` measures that checkout (the bench itself uses only what m
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import json
 import os
 import platform
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import daemon
 from daemon.config import InboxCfg
@@ -67,8 +71,9 @@ from daemon.models import DocState
 from daemon.service.intake import Intake
 
 
-def build(root: Path, n: int) -> tuple[Path, Journal, float]:
-    """An inbox of ``n`` kept files and a journal with a done row for each; returns the seconds."""
+def build(root: Path, n: int, open_j: Callable[[], Journal] | None = None) -> tuple[Path, Journal, float]:
+    """An inbox of ``n`` kept files and a journal with a done row for each (SQLite in ``root``, or
+    ``open_j()``'s); returns the seconds."""
     t0 = time.monotonic()
     inbox = root / "in"
     inbox.mkdir()
@@ -80,16 +85,21 @@ def build(root: Path, n: int) -> tuple[Path, Journal, float]:
         docs.append(RebuiltDoc(id=None, path=p, inbox="in", size=len(data), sha256=f"{i:064x}",
                                state=DocState.DONE, final_path=p, language="en", doctype="letter", route="all",
                                pages=1, created=time.time()))
-    j = Journal(root / "state")
-    assert j.add_rebuilt(docs) == n
-    with j._tx() as db:  # admit's "same content, new stat" refresh, for every row at once
-        db.executemany("UPDATE documents SET size=?, mtime=? WHERE path=?",
-                       [(d.size, os.lstat(d.path).st_mtime, str(d.path)) for d in docs])
+    j = Journal(root / "state") if open_j is None else open_j()
+    for start in range(0, n, 20_000):  # PostgreSQL: one transaction per 20,000 rows, then ANALYZE
+        part = docs[start:start + 20_000]
+        assert j.add_rebuilt(part) == len(part)
+        with j._tx() as db:  # admit's "same content, new stat" refresh, for every row at once
+            db.executemany("UPDATE documents SET size=?, mtime=? WHERE path=?",
+                           [(d.size, os.lstat(d.path).st_mtime, str(d.path)) for d in part])
+        if open_j is not None:  # what autovacuum's analyze does between a server's transactions
+            j._conn().execute("ANALYZE documents")
     return inbox, j, time.monotonic() - t0
 
 
-def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
-    """CPU and wall seconds of one rescan, files offered to the tracker, files it kept tracking."""
+def rescan_cpu(inbox: Path, j: Journal, server: Any = None) -> tuple[float, float, int, int]:
+    """CPU and wall seconds of one rescan, files offered to the tracker, files it kept tracking
+    (with a PostgreSQL ``server``: its backends' CPU added)."""
     svc = types.SimpleNamespace(journal=j)
     tracker = StabilityTracker(lambda c, r: None, lambda p, i: None, lambda i: 2.0,
                                skip=lambda p, st: Intake._skip_known(svc, p, st))  # type: ignore[arg-type]
@@ -115,16 +125,23 @@ def rescan_cpu(inbox: Path, j: Journal) -> tuple[float, float, int, int]:
     elif "is_output_name" in params:
         kw["is_output_name"] = lambda p: str(p) in outputs
     w = InboxWatcher([InboxCfg(path=inbox, name="in")], sink, **kw)  # type: ignore[arg-type]
-    c0, t0 = time.process_time(), time.monotonic()
+    from scale_parts import tree_cpu
+
+    def server_cpu() -> float:
+        return 0.0 if server is None else tree_cpu(int((server.data / "postmaster.pid").read_text().split()[0]))
+
+    s0, c0, t0 = server_cpu(), time.process_time(), time.monotonic()
     w.scan()
     while tracker._inq.qsize():
         tracker._admit(time.monotonic())
-    return time.process_time() - c0, time.monotonic() - t0, offered[0], len(tracker._tracked)
+    cpu = time.process_time() - c0 + server_cpu() - s0
+    return cpu, time.monotonic() - t0, offered[0], len(tracker._tracked)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, nargs="*", default=[])
+    ap.add_argument("--pg-rescan", type=int, nargs="*", default=[], help="--n on a PostgreSQL journal (server CPU added)")
     ap.add_argument("--repeat", type=int, default=3, help="rescans per N (the best and the worst are printed)")
     ap.add_argument("--tmp", type=Path, default=None, help="folder for the inboxes (default: the system's temp)")
     ap.add_argument("--journal", type=int, nargs="*", default=[], help="journal sizes (SQLite)")
@@ -161,21 +178,37 @@ def main() -> None:
         emit(args.out, drain_part(n, args.window, args.tmp))
     if args.n:
         print(f"{'N kept files':>12} | {'build s':>7} | {'rescan CPU s (min-max)':>22} | {'wall s':>7} | {'offered':>7} | {'tracked':>7} | {'CPU/file ms':>11}")
-    for n in args.n:
+    server: Any = None
+    if args.pg_rescan:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from pgserver import PgServer, find_bin
+
+        server = PgServer(find_bin())
+        server.start()
+    for n, pg in [(n, False) for n in args.n] + [(n, True) for n in args.pg_rescan]:
         root = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.tmp))
         try:
-            inbox, j, built = build(root, n)
-            runs = [rescan_cpu(inbox, j) for _ in range(args.repeat)]
+            open_j = None
+            if pg:
+                from daemon.journal.pgstore import PostgresJournal
+
+                url = server.create_db()
+                open_j = functools.partial(PostgresJournal, url, root / "state")
+            inbox, j, built = build(root, n, open_j)
+            runs = [rescan_cpu(inbox, j, server) for _ in range(args.repeat)]
             cpus = sorted(r[0] for r in runs)
             wall = min(r[1] for r in runs)
             print(f"{n:>12} | {built:>7.1f} | {cpus[0]:>10.3f} - {cpus[-1]:<9.3f} | {wall:>7.2f} | {runs[-1][2]:>7} |"
                   f" {runs[-1][3]:>7} | {1000 * cpus[0] / n:>11.4f}", flush=True)
-            emit(args.out, {"part": "rescan", "daemon": str(Path(daemon.__file__).parent), "n": n, "build_s": round(built, 1), "rescan_cpu_s": [round(c, 3) for c in cpus],
+            emit(args.out, {"part": "rescan", "backend": "postgresql" if pg else "sqlite",
+                            "daemon": str(Path(daemon.__file__).parent), "n": n, "build_s": round(built, 1), "rescan_cpu_s": [round(c, 3) for c in cpus],
                             "wall_s": round(wall, 3), "offered": runs[-1][2], "cpu_per_file_ms": round(1000 * cpus[0] / n, 4)},
                  show=False)
             j.close()
         finally:
             shutil.rmtree(root, ignore_errors=True)
+    if server is not None:
+        server.close()
     print(f"load at the end {os.getloadavg()[0]:.1f}")
 
 

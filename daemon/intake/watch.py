@@ -53,6 +53,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from daemon import procenv
 from daemon.config import InboxCfg
 from daemon.fsio import is_within, make_inbox_dir, set_shared_roots
 from daemon.models import Candidate
@@ -372,6 +373,7 @@ class InboxWatcher:
             while n < 0 or self._scan_again:
                 self._scan_again = False
                 n = sum(self.scan_dir(i.path, i) for i in self.inboxes if i.schedule is None)
+            procenv.release_free_memory()  # the scan's lookups of known files, dropped (issue 34)
             return n
         finally:
             self._rescan_lock.release()

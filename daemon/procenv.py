@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 
 #: Variable -> value the daemon's processes run with (see the module docstring for why).
@@ -49,12 +50,15 @@ def apply() -> None:
 def release_free_memory() -> bool:
     """``malloc_trim(0)`` where the C library is glibc: the free pages of every arena go back to
     the system. Called after each full scan, which builds and drops a lookup of every file the
-    journal knows under an inbox (~20 MB at 100,000 files) while other threads allocate."""
+    journal knows under an inbox (one entry per file) while other threads allocate."""
     libc = _glibc()
     return bool(libc is not None and libc.malloc_trim(0))
 
 
+@functools.cache
 def _glibc() -> ctypes.CDLL | None:
+    """The C library where it is glibc, else None; looked up once (``find_library`` runs
+    ``ldconfig``)."""
     name = ctypes.util.find_library("c")
     if name is None:
         return None

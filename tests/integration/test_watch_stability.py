@@ -359,7 +359,7 @@ def test_an_event_s_path_is_offered_exactly_when_accepts_takes_it(tmp_path: Path
         seen: list[Candidate] = []
         asked: list[str] = []
 
-        def is_output(p: Path | str) -> bool:
+        def is_output(p: Path | str, asked: list[str] = asked) -> bool:
             asked.append(str(p))
             return str(p).endswith("/mine.png")
 

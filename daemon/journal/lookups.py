@@ -216,9 +216,10 @@ class Lookups(JournalBase):
 
 def _tuples(db: Any, sql: str, params: tuple[object, ...]) -> Iterable[tuple[Any, ...]]:
     """The rows of ``sql`` as plain tuples, read as they come on SQLite (no ``sqlite3.Row`` per row:
-    ``known_under`` reads one row per kept file); PostgreSQL's rows are dicts in column order."""
+    ``known_under`` reads one row per kept file); on PostgreSQL fetched as tuples too (no dict)."""
     if isinstance(db, sqlite3.Connection):
         cur = db.cursor()
         cur.row_factory = None
         return cur.execute(sql, params)
-    return [tuple(r.values()) for r in db.execute(sql, params).fetchall()]
+    rows: list[tuple[Any, ...]] = db.execute(sql, params).tuples()
+    return rows

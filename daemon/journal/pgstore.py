@@ -85,6 +85,16 @@ class _Cursor:
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
 
+    def tuples(self) -> list[tuple[Any, ...]]:
+        """``fetchall`` as plain tuples: no dict per row (``Journal.known_under`` reads one row
+        per kept file: 0.22 -> 0.12 s of client CPU at 100,000 rows, issue 34)."""
+        from psycopg.rows import tuple_row
+
+        if self._cur.description is None:
+            return []
+        self._cur.row_factory = tuple_row
+        return list(self._cur.fetchall())
+
 
 class _Conn:
     """One thread's psycopg connection, spoken to with the SQLite statements of the journal's parts.

@@ -134,6 +134,9 @@ for row in ${ROWS:-test_c sampler engine engine_perimage engine_stock daemon see
     engine_fp8_64) step engine_fp8_64 240 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short --pages 64 ;;
     engine_fp8_stock_64) OCR_DAEMON_PIXTRAL_PATCH=off step engine_fp8_stock_64 400 $B engine-async --dir $W --results $R --kv-dtype fp8 --phases-short --pages 64 --pixtral-patch off ;;
     daemon_fp8)  step daemon_fp8 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
+    # issue 34: the same row with glibc's default malloc arenas (the daemon limits them to two,
+    # daemon/procenv.py; MALLOC_ARENA_MAX=0 turns that off), to see what the limit costs on a GPU
+    daemon_fp8_arenas0) MALLOC_ARENA_MAX=0 step daemon_fp8_arenas0 260 $B daemon --dir $W --results $R --kv-dtype fp8 ;;
     # issue 15: the same pages as scans (image-only PDFs) under text_layer auto, the default: every
     # page's text-layer check, then the engine; compare with daemon_fp8 and engine_fp8
     daemon_fp8_scans) step daemon_fp8_scans 260 $B daemon --dir $W --results $R --kv-dtype fp8 --scans --text-layer auto ;;

@@ -151,7 +151,7 @@ class InboxWatcher:
         self.inboxes = list(inboxes)
         # the sink has no room now (the tracker's back-pressure: it asks for a rescan once it has):
         # an event or a scan's batch is then dropped before any journal lookup or Path is made
-        self._full = full
+        self._full = full or (lambda: False)
         self._takes_files: dict[str, bool] = {}  # inbox name -> _folder_takes_files(inbox folder)
         self._known = known  # folder -> {path under it: (size, mtime)} of its files the journal has
         # is_output for a scan's batch at once (with ``known``: one query per batch, asked only
@@ -202,22 +202,12 @@ class InboxWatcher:
         if is_temp_name(name):
             return
         if folder != os.fspath(inbox.path) or not self._inbox_takes_files(inbox):
-            if (self._full is None or not self._full()) and self.accepts(Path(path), inbox):
+            if not self._full() and self.accepts(Path(path), inbox):
                 self._sink(Candidate(Path(path), inbox.name))
             return
-        if not inbox.wants_name(name, path):
-            return
-        if self._full is not None and self._full():
-            return
         ap = os.path.join(os.path.abspath(folder), name)
-        if ap in self._excluded_names:
-            return
-        if self._is_output_name is not None:
-            if self._is_output_name(ap):
-                return
-        elif self._is_output is not None and self._is_output(Path(ap)):
-            return
-        self._sink(Candidate(Path(path), inbox.name))
+        if self._takes_name(name, path, ap, inbox) and not self._full() and not self._is_output_at(ap):
+            self._sink(Candidate(Path(path), inbox.name))
 
     def _inbox_takes_files(self, inbox: InboxCfg) -> bool:
         takes = self._takes_files.get(inbox.name)
@@ -314,26 +304,28 @@ class InboxWatcher:
     def _accepted(self, name: str, path: str, absfolder: str, inbox: InboxCfg) -> bool:
         """``accepts`` for the file ``name`` (at ``path``) of a folder that ``_folder_takes_files``,
         on strings (no ``Path`` built per file: a rescan tests every new file of the inbox)."""
-        if is_temp_name(name):
-            return False
         ap = os.path.join(absfolder, name)
-        if ap in self._excluded_names:  # a file is under an excluded folder only if it is one
-            return False
-        if self._outputs_among is not None:
-            pass  # asked in _flush, for the batch
-        elif self._is_output_name is not None:
-            if self._is_output_name(ap):
-                return False
-        elif self._is_output is not None and self._is_output(Path(ap)):
-            return False
-        return inbox.wants_name(name, path)
+        # with outputs_among, is_output is asked in _flush, for the batch
+        return self._takes_name(name, path, ap, inbox) and (self._outputs_among is not None or not self._is_output_at(ap))
+
+    def _takes_name(self, name: str, path: str, ap: str, inbox: InboxCfg) -> bool:
+        """The tests of ``accepts`` on a file's name alone, for a file (at ``path``, absolute
+        ``ap``) of a folder that ``_folder_takes_files``: not a temp name, not an excluded folder
+        itself (a file is under one only if it is one), and the inbox's globs."""
+        return not is_temp_name(name) and ap not in self._excluded_names and inbox.wants_name(name, path)
+
+    def _is_output_at(self, ap: str) -> bool:
+        """``is_output`` of the absolute path ``ap``, on its string where the watcher has that test."""
+        if self._is_output_name is not None:
+            return self._is_output_name(ap)
+        return self._is_output is not None and self._is_output(Path(ap))
 
     def _flush(self, batch: list[str], inbox: InboxCfg) -> None:
         """Hand on the files of ``batch`` (none of them known unchanged) that are not the daemon's
         outputs; empties it."""
         if not batch:
             return
-        if self._full is not None and self._full():
+        if self._full():
             batch.clear()  # no room: the sink asks for a rescan once it has (back-pressure)
             return
         rest = batch

@@ -93,7 +93,8 @@ class _Cursor:
         if self._cur.description is None:
             return []
         self._cur.row_factory = tuple_row
-        return list(self._cur.fetchall())
+        rows: list[tuple[Any, ...]] = self._cur.fetchall()
+        return rows
 
 
 class _Conn:

@@ -125,16 +125,13 @@ def rescan_cpu(inbox: Path, j: Journal, server: Any = None) -> tuple[float, floa
     elif "is_output_name" in params:
         kw["is_output_name"] = lambda p: str(p) in outputs
     w = InboxWatcher([InboxCfg(path=inbox, name="in")], sink, **kw)  # type: ignore[arg-type]
-    from scale_parts import tree_cpu
+    from scale_parts import server_cpu
 
-    def server_cpu() -> float:
-        return 0.0 if server is None else tree_cpu(int((server.data / "postmaster.pid").read_text().split()[0]))
-
-    s0, c0, t0 = server_cpu(), time.process_time(), time.monotonic()
+    s0, c0, t0 = server_cpu(server), time.process_time(), time.monotonic()
     w.scan()
     while tracker._inq.qsize():
         tracker._admit(time.monotonic())
-    cpu = time.process_time() - c0 + server_cpu() - s0
+    cpu = time.process_time() - c0 + server_cpu(server) - s0
     return cpu, time.monotonic() - t0, offered[0], len(tracker._tracked)
 
 

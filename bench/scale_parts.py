@@ -73,6 +73,34 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
+def server_cpu(server: Any) -> float:
+    """CPU seconds of a ``tests/pgserver.PgServer``'s postmaster and its backends (0 without one)."""
+    if server is None:
+        return 0.0
+    return tree_cpu(int((server.data / "postmaster.pid").read_text().split()[0]))
+
+
+def _add_done_rows(j: Journal, n: int, batch: int, *, analyze: bool = False) -> None:
+    """``n`` finished documents (``_docs``) added through ``Journal.add_rebuilt``, ``batch`` per
+    transaction; ``analyze``: PostgreSQL's ``ANALYZE`` after each, as autovacuum's would run
+    between a server's transactions (statistics for the planner)."""
+    for start in range(0, n, batch):
+        assert j.add_rebuilt(_docs(min(batch, n - start), start)) == min(batch, n - start)
+        if analyze:
+            j._conn().execute("ANALYZE documents")
+            j._conn().execute("ANALYZE outputs")
+
+
+def _stage_invoices(stage: Path, count: int, prefix: str) -> None:
+    """``count`` tiny born-digital PDFs in ``stage`` (``<prefix>-<i>.pdf``, from ``_pdf_template``):
+    distinct content, same length; the text layer says which one it is."""
+    data = _pdf_template()
+    marker = data.index(b"Invoice 0000000")
+    stage.mkdir()
+    for i in range(count):
+        (stage / f"{prefix}-{i:07d}.pdf").write_bytes(data[:marker] + f"Invoice {i:07d}".encode() + data[marker + 15:])
+
+
 def _docs(n: int, start: int = 0) -> list[RebuiltDoc]:
     now = time.time()
     out = []
@@ -107,21 +135,10 @@ def journal_part(n: int, docs: int, tmp: Path | None, *, pg: bool = False) -> di
                 return Journal(root / "state")
         t0 = time.monotonic()
         j = open_j()
-        batch = BATCH // 5 if pg else BATCH
-        for start in range(0, n, batch):
-            assert j.add_rebuilt(_docs(min(batch, n - start), start)) == min(batch, n - start)
-            if pg:  # what autovacuum's analyze does between a server's transactions: statistics for the planner
-                j._conn().execute("ANALYZE documents")
-                j._conn().execute("ANALYZE outputs")
+        _add_done_rows(j, n, BATCH // 5 if pg else BATCH, analyze=pg)
         j.close()
         built = time.monotonic() - t0
         size = sum(f.stat().st_size for f in (root / "state").glob("journal.sqlite3*")) if not pg else None
-
-        def server_cpu() -> float:
-            if server is None:
-                return 0.0
-            pid = int((server.data / "postmaster.pid").read_text().split()[0])
-            return tree_cpu(pid)
 
         # start: open, counts (what the service does before its first document)
         rss0, c0 = rss_mb(), time.process_time()
@@ -136,7 +153,7 @@ def journal_part(n: int, docs: int, tmp: Path | None, *, pg: bool = False) -> di
             f.write_bytes(b"%PDF-1.4\n% new " + str(i).encode() + b"\n%%EOF\n")
             files.append(f)
         j.queued(limit=32)  # a first statement of each kind (connection, statement caches) before timing
-        s0, c0, w0 = server_cpu(), time.process_time(), time.monotonic()
+        s0, c0, w0 = server_cpu(server), time.process_time(), time.monotonic()
         for f in files:
             adm = j.admit(f, "in")
             assert adm.document is not None
@@ -151,13 +168,13 @@ def journal_part(n: int, docs: int, tmp: Path | None, *, pg: bool = False) -> di
             j.finish(doc_id, language="en", doctype="letter", route="all", pages=1, outputs=outs, final_path=f,
                      timings={"ocr": 0.1})
             j.outputs_among([str(o) for o in outs])  # the watcher's events / rescan for its outputs
-        per_doc = (time.process_time() - c0 + server_cpu() - s0) / docs
+        per_doc = (time.process_time() - c0 + server_cpu(server) - s0) / docs
         per_doc_wall = (time.monotonic() - w0) / docs
         st_cpu, st_wall = [], []
         for _ in range(20):
-            s0, c0, w0 = server_cpu(), time.process_time(), time.monotonic()
+            s0, c0, w0 = server_cpu(server), time.process_time(), time.monotonic()
             status_summary(j, 3)
-            st_cpu.append(time.process_time() - c0 + server_cpu() - s0)
+            st_cpu.append(time.process_time() - c0 + server_cpu(server) - s0)
             st_wall.append(time.monotonic() - w0)
         counts = j.counts()
         j.close()
@@ -297,13 +314,9 @@ def drain_part(n: int, window: float, tmp: Path | None) -> dict[str, Any]:
     root = Path(tempfile.mkdtemp(prefix="bench-scale-d-", dir=tmp))
     proc = None
     try:
-        data = _pdf_template()
         stage = root / "stage"
-        stage.mkdir()
+        _stage_invoices(stage, n, "inv")
         (root / "in").mkdir()
-        marker = data.index(b"Invoice 0000000")
-        for i in range(n):  # distinct content, same length; the text layer says which one it is
-            (stage / f"inv-{i:07d}.pdf").write_bytes(data[:marker] + f"Invoice {i:07d}".encode() + data[marker + 15:])
         assert "Invoice 0000001" in pymupdf.open(stage / "inv-0000001.pdf")[0].get_text()
         proc, port = _start(root, _config(root, 3600.0))
         time.sleep(5)
@@ -427,17 +440,12 @@ def daemon_journal_part(n: int, docs: int, tmp: Path | None) -> dict[str, Any]:
     try:
         t0 = time.monotonic()
         j = Journal(root / "state")
-        for start in range(0, n, BATCH):
-            assert j.add_rebuilt(_docs(min(BATCH, n - start), start)) == min(BATCH, n - start)
+        _add_done_rows(j, n, BATCH)
         j.close()
         built = time.monotonic() - t0
-        data = _pdf_template()
-        marker = data.index(b"Invoice 0000000")
         stage = root / "stage"
-        stage.mkdir()
+        _stage_invoices(stage, docs, "new")
         (root / "in").mkdir()
-        for i in range(docs):
-            (stage / f"new-{i:05d}.pdf").write_bytes(data[:marker] + f"Invoice {i:07d}".encode() + data[marker + 15:])
         proc, port = _start(root, _config(root, 3600.0))
         time.sleep(5)
         rss_start, c0, w0 = rss_mb(proc.pid), tree_cpu(proc.pid), time.monotonic()

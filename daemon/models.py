@@ -29,9 +29,10 @@ class DocState(enum.StrEnum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
-    """A file the watcher/rescan saw in an inbox; not yet known to be complete."""
+    """A file the watcher/rescan saw in an inbox; not yet known to be complete. (Slots: the
+    stability tracker holds up to ``TRACK_MAX`` of them during a big drop.)"""
 
     path: Path
     inbox: str

@@ -53,7 +53,7 @@ ADMIT_BATCH = 1000
 TRACK_MAX = 5000
 
 
-@dataclass
+@dataclass(slots=True)  # up to TRACK_MAX of them: no __dict__ each
 class _Tracked:
     cand: Candidate
     size: int

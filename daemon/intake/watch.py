@@ -12,11 +12,13 @@ Contract:
   be set up (e.g. ``max_user_watches`` reached), else inotify.
 - Inboxes with a cron ``schedule`` are not watched; ``scan(inbox)`` is run at those times.
 - ``scan()`` walks inboxes and enqueues every acceptable file: at start, on the periodic rescan
-  timer, and immediately when inotify reports a queue overflow (events were lost). A file the
-  journal has unchanged (same path, size and mtime as its newest row) is left out, so a rescan
-  costs what changed, not what is kept (issue 34): ``known`` gives the journal's (size, mtime) of
-  every file under the scanned folder in one lookup, and each file's ``lstat`` (made through the
-  folder's descriptor) is compared with it, before any other test of the file. The other files
+  timer, and (``scan_soon``, on the watcher's one rescan thread) when inotify reports a queue
+  overflow (events were lost) or the tracker has room again. A file the journal has unchanged
+  (same path, size and mtime as its newest row) is left out, so a rescan costs what changed, not
+  what is kept (issue 34): ``known`` gives the journal's (size, mtime) of every file under the
+  scanned folder in one lookup (a ``KnownFiles``, 24 bytes a file), a folder's names are looked
+  up in it ``LOOKUP_CHUNK`` at a time, and each known file's ``lstat`` (made through the folder's
+  descriptor) is compared with it, before any other test of the file. The other files
   are asked ``outputs_among`` (the daemon's own outputs) ``SCAN_BATCH`` at a time. Full scans
   never overlap: one asked for during another makes that one go round again.
 - Never enqueued: hidden/temp files (``.*`` -- ``..*`` too --, ``~*``, ``*.part``, ``*.tmp``,
@@ -36,7 +38,8 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from watchdog.events import (
@@ -56,6 +59,7 @@ from watchdog.observers.polling import PollingObserver
 from daemon import procenv
 from daemon.config import InboxCfg
 from daemon.fsio import is_within, make_inbox_dir, set_shared_roots
+from daemon.journal.known import KnownFiles
 from daemon.models import Candidate
 from daemon.names import for_log
 
@@ -66,6 +70,8 @@ TEMP_SUFFIXES = (".part", ".tmp", ".crdownload", ".partial", ".swp", ".ocr-tmp")
 HIDDEN_NOTED_MAX = 10_000
 #: Files not known unchanged that a scan asks ``outputs_among`` about at once: one query per batch.
 SCAN_BATCH = 500
+#: Files of a folder a scan compares with the journal's (``KnownFiles.stamps``) at once.
+LOOKUP_CHUNK = 1024
 #: The events an observer queues (watchdog's ``event_filter``; inotify is not even asked for the
 #: others): a file made, written, closed after writing or moved in, a folder made or moved in. Left
 #: out: the folder-modified event inotify adds for each file event (half of a drop's events), and
@@ -144,7 +150,7 @@ class InboxWatcher:
         excluded_dirs: Iterable[Path] = (),
         is_output: Callable[[Path], bool] | None = None,
         is_output_name: Callable[[str], bool] | None = None,
-        known: Callable[[str], Mapping[str, tuple[int, float]]] | None = None,
+        known: Callable[[str], KnownFiles] | None = None,
         outputs_among: Callable[[list[str]], set[str]] | None = None,
         full: Callable[[], bool] | None = None,
     ) -> None:
@@ -153,7 +159,7 @@ class InboxWatcher:
         # an event or a scan's batch is then dropped before any journal lookup or Path is made
         self._full = full or (lambda: False)
         self._takes_files: dict[str, bool] = {}  # inbox name -> _folder_takes_files(inbox folder)
-        self._known = known  # folder -> {path under it: (size, mtime)} of its files the journal has
+        self._known = known  # folder -> KnownFiles: (size, mtime) of each of its files the journal has
         # is_output for a scan's batch at once (with ``known``: one query per batch, asked only
         # about the files ``known`` did not leave out; issue 34: no per-file lookup, no set in memory)
         self._outputs_among = outputs_among if known is not None else None
@@ -167,6 +173,7 @@ class InboxWatcher:
         self.modes: dict[str, str] = {}
         self._overflow_hook: _OverflowHook | None = None
         self._rescan_lock = threading.Lock()
+        self._rescanner = Rescanner(self.scan)  # scan_soon's thread (started and stopped with the watcher)
         self._hidden_noted: OrderedDict[Path, None] = OrderedDict()  # hidden paths logged (bounded)
         self._hidden_lock = threading.Lock()
 
@@ -223,20 +230,17 @@ class InboxWatcher:
         the journal has unchanged (a file whose size and mtime are its newest row's is not
         offered, nor tested further), and the others go to the sink ``SCAN_BATCH`` at a time, less
         those ``outputs_among`` says the daemon wrote (issue 34: what a rescan costs per kept file
-        is one ``lstat`` and a dict lookup)."""
+        is one ``lstat`` and a binary search of ``KnownFiles``)."""
+        known = KnownFiles()
+        if self._known is not None:
+            try:
+                known = self._known(str(folder))
+            except Exception as e:  # the journal cannot answer now: the tracker asks it file by file
+                log.debug("known-file lookup failed (%s); offering every file", e)
         batch: list[str] = []
-        n = self._scan_dir(folder, inbox, batch, self._folder_takes_files(folder, inbox), self._known_under(folder), "")
+        n = self._scan_dir(folder, inbox, batch, self._folder_takes_files(folder, inbox), known, "")
         self._flush(batch, inbox)
         return n
-
-    def _known_under(self, folder: Path) -> Mapping[str, tuple[int, float]]:
-        if self._known is None:
-            return {}
-        try:
-            return self._known(str(folder))
-        except Exception as e:  # the journal cannot answer now: the tracker asks it file by file
-            log.debug("known-file lookup failed (%s); offering every file", e)
-            return {}
 
     def _folder_takes_files(self, folder: Path, inbox: InboxCfg) -> bool:
         """Whether ``accepts`` would take a file of ``folder`` on its name alone: the folder is the
@@ -251,54 +255,70 @@ class InboxWatcher:
             return False
         return not any(is_within(os.path.abspath(folder), ex) for ex in self._excluded)
 
-    def _scan_dir(self, folder: Path, inbox: InboxCfg, batch: list[str], fast: bool,
-                  known: Mapping[str, tuple[int, float]], rel: str) -> int:
+    def _scan_dir(self, folder: Path, inbox: InboxCfg, batch: list[str], fast: bool, known: KnownFiles, rel: str) -> int:
         """``scan_dir`` of ``folder``, which is ``rel`` (``""`` or ending in "/") under the folder
         ``known`` describes. The folder is read through a descriptor of its own: each ``lstat`` is
-        one name looked up in it, not a whole path walked again."""
+        one name looked up in it, not a whole path walked again. Its files are compared with
+        ``known`` ``LOOKUP_CHUNK`` at a time (``_take``)."""
         n = 0
         try:
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         except OSError as e:
             log.warning("cannot scan %s: %s", folder, e.strerror)
             return 0
-        top = os.fspath(folder)
-        absfolder = os.path.abspath(folder)
+        at = _Folder(os.fspath(folder), os.path.abspath(folder), rel, fast)
+        files: list[os.DirEntry[str]] = []
         try:
             with os.scandir(fd) as it:
                 for entry in it:
                     try:
                         name = entry.name
                         if name.startswith(".") and (inbox.recursive or not entry.is_dir(follow_symlinks=False)):
-                            self._note_hidden(Path(top, name), entry.is_dir(follow_symlinks=False))
+                            self._note_hidden(Path(at.top, name), entry.is_dir(follow_symlinks=False))
                         if entry.is_dir(follow_symlinks=False):
                             if inbox.recursive and not is_temp_name(name):
-                                sub = Path(top, name)
+                                sub = Path(at.top, name)
                                 n += self._scan_dir(sub, inbox, batch, fast and self._folder_takes_files(sub, inbox),
                                                     known, rel + name + "/")
                             continue
-                        have = known.get(rel + name)
-                        if have is not None:
-                            st = entry.stat(follow_symlinks=False)
-                            if st.st_size == have[0] and st.st_mtime == have[1]:
-                                n += 1  # the journal has it unchanged: not offered
-                                continue
-                        path = os.path.join(top, name)
-                        if not (self._accepted(name, path, absfolder, inbox) if fast else self.accepts(Path(path), inbox)):
-                            continue
-                        n += 1
-                        if self._known is None:
-                            self._sink(Candidate(Path(path), inbox.name))
-                            continue
-                        batch.append(path)
-                        if len(batch) >= SCAN_BATCH:
-                            self._flush(batch, inbox)
                     except OSError:
                         continue
+                    files.append(entry)
+                    if len(files) >= LOOKUP_CHUNK:
+                        n += self._take(files, at, inbox, batch, known)
+            n += self._take(files, at, inbox, batch, known)
         except OSError as e:
             log.warning("cannot scan %s: %s", folder, e.strerror)
         finally:
             os.close(fd)
+        return n
+
+    def _take(self, files: list[os.DirEntry[str]], at: _Folder, inbox: InboxCfg, batch: list[str], known: KnownFiles) -> int:
+        """Offer the files of ``files`` (entries of the folder ``at``) that ``known`` does not
+        have unchanged (its size and mtime), on to the sink or into ``batch``; empties ``files``.
+        Returns how many it found acceptable or known unchanged."""
+        n = 0
+        for entry, have in zip(files, known.stamps([at.rel + e.name for e in files]), strict=True):
+            try:
+                if have is not None:
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_size == have[0] and st.st_mtime == have[1]:
+                        n += 1  # the journal has it unchanged: not offered
+                        continue
+                name = entry.name
+                path = os.path.join(at.top, name)
+                if not (self._accepted(name, path, at.absfolder, inbox) if at.fast else self.accepts(Path(path), inbox)):
+                    continue
+                n += 1
+                if self._known is None:
+                    self._sink(Candidate(Path(path), inbox.name))
+                    continue
+                batch.append(path)
+                if len(batch) >= SCAN_BATCH:
+                    self._flush(batch, inbox)
+            except OSError:
+                continue
+        files.clear()
         return n
 
     def _accepted(self, name: str, path: str, absfolder: str, inbox: InboxCfg) -> bool:
@@ -370,17 +390,19 @@ class InboxWatcher:
         finally:
             self._rescan_lock.release()
 
-    def _on_overflow(self) -> None:
-        # Called on watchdog's reader thread: scan in a thread of its own so it is not blocked.
-        def run() -> None:
-            log.warning("inotify queue overflowed: events were lost, rescanning inboxes now")
-            self.scan()
+    def scan_soon(self) -> None:
+        """A full scan on the watcher's rescan thread (``Rescanner``), as soon as it is free."""
+        self._rescanner.ask()
 
-        threading.Thread(target=run, name="overflow-rescan", daemon=True).start()
+    def _on_overflow(self) -> None:
+        # Called on watchdog's reader thread: the scan runs on the rescan thread, not blocking it.
+        log.warning("inotify queue overflowed: events were lost, rescanning inboxes now")
+        self.scan_soon()
 
     # -- observers --------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._rescanner.start()
         self._overflow_hook = _OverflowHook(self._on_overflow)
         logging.getLogger("watchdog.observers.inotify_c").addHandler(self._overflow_hook)
         # folders made inside the inboxes (and a missing inbox) are setgid, group-writable (fsio)
@@ -424,6 +446,58 @@ class InboxWatcher:
         for obs in self._observers:
             obs.join(timeout=5)
         self._observers.clear()
+        self._rescanner.stop()
         if self._overflow_hook is not None:
             logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._overflow_hook)
             self._overflow_hook = None
+
+
+@dataclass(frozen=True)
+class _Folder:
+    """A folder a scan reads: its path as given (``top``) and absolute, its path under the folder
+    ``KnownFiles`` describes (``rel``: ``""`` or ending in "/"), and whether its files are tested
+    on their names alone (``fast``: ``_folder_takes_files``)."""
+
+    top: str
+    absfolder: str
+    rel: str
+    fast: bool
+
+
+class Rescanner:
+    """One long-lived thread that runs ``scan`` when asked (``ask``): asks made while it scans are
+    one more scan after it. Not a thread per ask: a 100k drop asks ~40 times (the tracker's
+    ``on_room``), and each new thread opened a journal connection of its own and filled its page
+    cache again (issue 34: the daemon's RSS). The thread outlives a scan that fails."""
+
+    def __init__(self, scan: Callable[[], object]) -> None:
+        self._scan = scan
+        self._wanted = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._loop, name="rescan", daemon=True)
+        self._thread.start()
+
+    def ask(self) -> None:
+        self._wanted.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._wanted.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)  # a scan in progress ends first
+            self._thread = None
+
+    def _loop(self) -> None:
+        while True:
+            self._wanted.wait()
+            if self._stopping.is_set():
+                return
+            self._wanted.clear()
+            try:
+                self._scan()
+            except Exception:  # the next ask scans again
+                log.exception("rescan failed")

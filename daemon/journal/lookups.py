@@ -25,13 +25,15 @@ Contract:
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from daemon.journal.base import JournalBase
+from daemon.journal.known import KnownFiles
 from daemon.journal.rows import WAITING_FOR_SPACE, JournalRow, _row, db_path
 
 #: A path as ``known_unchanged`` is given it (and gives it back): a ``Path`` or its string.
@@ -147,26 +149,25 @@ class Lookups(JournalBase):
                     out.add(path)
         return out
 
-    def known_under(self, folder: Path | str) -> dict[str, tuple[int, float]]:
+    def known_under(self, folder: Path | str) -> KnownFiles:
         """For every file under ``folder`` (at any depth) that the journal has as a source at that
-        path, its newest row's (size, mtime), keyed by the path relative to ``folder``: a rescan
+        path, its newest row's (size, mtime), by the path relative to ``folder``: a rescan
         leaves out a file whose ``lstat`` gives the same pair, as ``known_unchanged`` would. Two
-        index range reads for the whole folder (its ``path`` range, ordered by id so the newest row
-        wins; then its ``final_path`` range), not a query per file or per batch of files (issue 34:
-        100k kept files rescanned in under a second of CPU). Left out, so that the rescan offers
-        them and the tracker asks ``find`` about each: a path some row was moved to from elsewhere
-        (``find`` may pick that row), and names stored as ``b64:`` (not UTF-8: outside the range)."""
+        index range reads for the whole folder (its ``final_path`` range; then its ``path`` range,
+        ordered by id so the newest row wins), not a query per file or per batch of files (issue
+        34: 100k kept files rescanned in under a second of CPU), read as they come into a
+        ``KnownFiles`` (24 bytes a file). Left out, so that the rescan offers them and the
+        tracker asks ``find`` about each: a path some row was moved to from elsewhere (``find``
+        may pick that row), and names stored as ``b64:`` (not UTF-8: outside the range)."""
         base = str(db_path(folder)).rstrip("/")
         lo, hi = base + "/", base + "0"  # "0" follows "/": every path that starts with base + "/"
         cut = len(lo)
-        out = {path[cut:]: (size, mtime) for path, size, mtime in _tuples(
-            self._conn(), "SELECT path, size, mtime FROM documents INDEXED BY documents_path WHERE path >= ? AND path < ?"
-            " ORDER BY path, id", (lo, hi))}
-        for (moved_to,) in _tuples(
-                self._conn(), "SELECT final_path FROM documents INDEXED BY documents_final_path"
-                " WHERE final_path >= ? AND final_path < ? AND path <> final_path", (lo, hi)):
-            out.pop(moved_to[cut:], None)
-        return out
+        moved_in = [moved_to[cut:] for (moved_to,) in _tuples(
+            self._conn(), "SELECT final_path FROM documents INDEXED BY documents_final_path"
+            " WHERE final_path >= ? AND final_path < ? AND path <> final_path", (lo, hi))]
+        rows = _tuples(self._conn(), "SELECT path, size, mtime FROM documents INDEXED BY documents_path"
+                       " WHERE path >= ? AND path < ? ORDER BY path, id", (lo, hi))
+        return KnownFiles(_chunks(rows), cut=cut, leave_out=moved_in)
 
     def counts(self) -> dict[str, int]:
         """Documents by state, from ``state_counts`` (kept by triggers: a few rows, whatever the
@@ -212,6 +213,13 @@ class Lookups(JournalBase):
                 " AND state IN ('done', 'duplicate')", keys).fetchall()}
             out.update(p for key, p in chunk if key in hit)
         return out
+
+
+def _chunks(rows: Iterable[tuple[Any, ...]], size: int = 4096) -> Iterator[list[tuple[Any, ...]]]:
+    """``rows`` ``size`` at a time (``KnownFiles`` reads a whole folder's rows, never all at once)."""
+    it = iter(rows)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 def _tuples(db: Any, sql: str, params: tuple[object, ...]) -> Iterable[tuple[Any, ...]]:

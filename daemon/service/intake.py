@@ -11,8 +11,8 @@ Contract:
   tracked. An admitted document's id goes into the work queue while the queue has room
   (``Workers.queue_window``); the rest wait in the journal for ``Workers.sync_queue``.
 - Backlogs (issue 34): the tracker tracks at most ``TRACK_MAX`` files and, once it has room
-  again, a rescan runs on a thread of its own, so a 100,000-file drop costs memory for a few
-  thousand.
+  again, a rescan runs on the watcher's rescan thread, so a 100,000-file drop costs memory for a
+  few thousand.
 - A file that cannot be read (permission denied) is tried at ``daemon.max_attempts`` scans, then
   moved to the failed folder with the reason; a file over its inbox's ``max_file_mb`` is failed
   unread, never hashed (``fail_unreadable``).
@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -223,9 +222,10 @@ class Intake:
 
     def _tracker_has_room(self) -> None:
         """The stability tracker dropped notices for want of room and has room again (a big drop:
-        back-pressure, ``intake.stability``): rescan, on a thread of its own (scans never overlap)."""
+        back-pressure, ``intake.stability``): rescan, on the watcher's rescan thread (scans never
+        overlap)."""
         if self.watcher is not None and not self.stopping():
-            threading.Thread(target=self.watcher.scan, name="room-rescan", daemon=True).start()
+            self.watcher.scan_soon()
 
     def _scan_inbox(self, name: str) -> None:
         ib = self.cfg.inbox(name)

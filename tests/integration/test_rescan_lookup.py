@@ -11,7 +11,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from daemon.config import InboxCfg
+from daemon.intake import watch
 from daemon.intake.watch import InboxWatcher
 from daemon.journal.store import Journal
 from daemon.models import Candidate
@@ -57,22 +60,29 @@ def test_known_under_agrees_with_find_for_every_file_of_the_folder(tmp_path: Pat
     os.utime(again, ns=(st0.st_atime_ns, st0.st_mtime_ns))
 
     got = j.known_under(inbox)
-    assert set(got) == {"kept.pdf", "2026/12/deep.pdf", "touched.pdf", "100%_sure.pdf", "moved.pdf", "again.pdf"}
     files = {"kept.pdf": kept, "2026/12/deep.pdf": deep, "touched.pdf": touched, "100%_sure.pdf": wild, "new.pdf": new,
              "moved.pdf": moved, "archived.pdf": archived, "again.pdf": again}
+    have = dict(zip(files, got.stamps(list(files)), strict=True))
+    assert {rel for rel, stamp in have.items() if stamp is not None} == {
+        "kept.pdf", "2026/12/deep.pdf", "touched.pdf", "100%_sure.pdf", "moved.pdf", "again.pdf"}
+    assert len(got) == 6 and have == {rel: got.get(rel) for rel in files}  # one at a time: the same
     skipped = set()
     for rel, p in files.items():
         st = os.lstat(p)
-        if got.get(rel) == (st.st_size, st.st_mtime):
+        if have[rel] == (st.st_size, st.st_mtime):
             skipped.add(rel)
             assert _skipped_by_find(j, p), rel  # never skips a file the tracker would take
     assert skipped == {"kept.pdf", "2026/12/deep.pdf", "100%_sure.pdf", "moved.pdf"}
     assert {rel for rel, p in files.items() if _skipped_by_find(j, p)} == skipped  # the same files as find()
-    assert j.known_under(inbox / "2026") == {"12/deep.pdf": got["2026/12/deep.pdf"]}
-    assert j.known_under(tmp_path / "empty") == {}
+    sub = j.known_under(inbox / "2026")
+    assert len(sub) == 1 and sub.get("12/deep.pdf") == have["2026/12/deep.pdf"] and sub.get("2026/12/deep.pdf") is None
+    assert len(j.known_under(tmp_path / "empty")) == 0 and j.known_under(tmp_path / "empty").stamps(["kept.pdf"]) == [None]
 
 
-def test_a_rescan_offers_what_changed_and_names_that_are_not_utf8(tmp_path: Path, open_j: Callable[[Path], Journal]) -> None:
+@pytest.mark.parametrize("chunk", [7, watch.LOOKUP_CHUNK])  # 7: a folder's files compared in many chunks
+def test_a_rescan_offers_what_changed_and_names_that_are_not_utf8(
+        tmp_path: Path, open_j: Callable[[Path], Journal], chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch, "LOOKUP_CHUNK", chunk)
     j = open_j(tmp_path / "state")
     inbox = tmp_path / "in"
     files = [_file(inbox / ("sub" if i % 3 == 0 else "") / f"f{i}.pdf", b"%PDF-1.4 " + str(i).encode()) for i in range(60)]

@@ -13,6 +13,7 @@ from conftest import wait_for
 from daemon.config import InboxCfg
 from daemon.intake.stability import StabilityTracker
 from daemon.intake.watch import InboxWatcher, is_temp_name
+from daemon.journal.known import KnownFiles
 from daemon.models import Candidate
 
 
@@ -85,7 +86,7 @@ def test_a_rescan_leaves_out_files_the_journal_has_unchanged_with_one_lookup_per
     calls: list[str] = []
     broken = False
 
-    def known(under: str) -> dict[str, tuple[int, float]]:
+    def known(under: str) -> KnownFiles:
         calls.append(under)
         if broken:
             raise OSError("journal down")
@@ -135,6 +136,47 @@ def test_full_scans_never_overlap_and_one_asked_for_meanwhile_runs_after(tmp_pat
     release.set()
     t.join(10)
     assert offered == [folder / "a.pdf"] * 2  # ...but the running one went round once more
+
+
+def test_scans_asked_for_run_on_one_rescan_thread_that_stop_ends(tmp_path: Path) -> None:
+    """``scan_soon`` (the tracker's ``on_room``, an inotify overflow) scans on the watcher's one
+    rescan thread: asks made while it scans are one more scan after it, not a thread each; the
+    thread outlives a failed scan and ``stop`` ends it."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.pdf").write_bytes(b"%PDF-1.4")
+    entered, release = threading.Event(), threading.Event()
+    offered: list[tuple[Path, str]] = []
+    fail = [True]
+
+    def sink(c: Candidate) -> None:
+        offered.append((c.path, threading.current_thread().name))
+        if fail[0]:
+            fail[0] = False
+            raise RuntimeError("a scan that fails")
+        if len(offered) == 2:
+            entered.set()
+            assert release.wait(10)
+
+    w = InboxWatcher([InboxCfg(path=folder)], sink)
+    w.start()
+    try:
+        w.scan_soon()
+        wait_for(lambda: len(offered) == 1, 10, "the failed scan")
+        w.scan_soon()  # the thread is still there
+        assert entered.wait(10)
+        for _ in range(5):
+            w.scan_soon()  # during the scan: one more scan after it
+        w._on_overflow()  # watchdog's overflow: the same
+        assert len([t for t in threading.enumerate() if t.name == "rescan"]) == 1  # one thread, not one per ask
+        release.set()
+        wait_for(lambda: len(offered) == 3, 10, "the scan asked for meanwhile")
+        time.sleep(0.5)
+        assert len(offered) == 3 and {name for _, name in offered} == {"rescan"}
+    finally:
+        release.set()
+        w.stop()
+    assert not [t for t in threading.enumerate() if t.name == "rescan"]
 
 
 def test_poll_mode_sees_files(tmp_path: Path) -> None:
@@ -431,8 +473,8 @@ def test_a_full_tracker_drops_events_and_scan_batches_before_any_journal_lookup(
 
     inbox = InboxCfg(path=folder)
 
-    def known(under: str) -> dict[str, tuple[int, float]]:  # the journal has the files handed on
-        return {c.path.name: (c.path.stat().st_size, c.path.stat().st_mtime) for c in stable}
+    def known(under: str) -> KnownFiles:  # the journal has the files handed on
+        return KnownFiles([[(c.path.name, c.path.stat().st_size, c.path.stat().st_mtime) for c in stable]])
 
     w = InboxWatcher([inbox], t.notice, is_output=is_output, is_output_name=is_output,
                      known=known, outputs_among=among, full=t.full)

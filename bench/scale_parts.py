@@ -383,9 +383,12 @@ def admit_part(n: int, window: float, tmp: Path | None) -> dict[str, Any]:
         j.admit(c.path, c.inbox)
         admitted[0] += 1
 
-    def on_room() -> None:
+    def on_room() -> None:  # as Service wires it: the watcher's rescan thread, or a thread each (before)
         assert w is not None
-        threading.Thread(target=w.scan, name="room-rescan", daemon=True).start()
+        if hasattr(w, "scan_soon"):
+            w.scan_soon()
+        else:
+            threading.Thread(target=w.scan, name="room-rescan", daemon=True).start()
 
     svc = types.SimpleNamespace(journal=j)
     tracker = StabilityTracker(on_stable, lambda p, i: None, lambda i: 1.0, on_room=on_room,

@@ -230,7 +230,7 @@ class InboxWatcher:
         the journal has unchanged (a file whose size and mtime are its newest row's is not
         offered, nor tested further), and the others go to the sink ``SCAN_BATCH`` at a time, less
         those ``outputs_among`` says the daemon wrote (issue 34: what a rescan costs per kept file
-        is one ``lstat`` and a binary search of ``KnownFiles``)."""
+        is one ``lstat`` and its share of a ``KnownFiles.stamps`` lookup of ``LOOKUP_CHUNK`` names)."""
         known = KnownFiles()
         if self._known is not None:
             try:

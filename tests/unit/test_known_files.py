@@ -1,7 +1,7 @@
 """``KnownFiles`` (daemon/journal/known.py): what a rescan compares a folder's files with answers
 as the dict of ``rel -> (size, mtime)`` it replaced would -- the newest row of a path wins, left
 out names and unknown names are None, however the rows are chunked -- and holds a 100,000-file
-folder in a few megabytes, and is built in a few more, not the dict's ~19 (issue 34: the daemon's
+folder in a few megabytes, and is built in a few more, not the dict's ~16 (issue 34: the daemon's
 RSS while a big drop is admitted)."""
 
 from __future__ import annotations
